@@ -1,0 +1,1 @@
+//! planewave-core: the physics of plane-wave Kohn–Sham DFT.
