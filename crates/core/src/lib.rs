@@ -1,1 +1,27 @@
 //! planewave-core: the physics of plane-wave Kohn–Sham DFT.
+//!
+//! Split as in DFTK: [`model::Model`] (the physical system) -> [`basis::Basis`] (plane waves,
+//! FFT grid, k-points) -> [`terms`] (one file per energy term) -> [`eigensolver`] and [`scf`].
+//! [`input`] reads TOML and Quantum ESPRESSO inputs, [`setup`] turns them into a model and basis,
+//! [`results`] writes the JSON summary. Hartree atomic units throughout.
+
+pub mod basis;
+pub mod crystal;
+pub mod density;
+pub mod eigensolver;
+pub mod energies;
+pub mod hamiltonian;
+pub mod input;
+pub mod mixing;
+pub mod model;
+pub mod occupation;
+pub mod pseudo;
+pub mod results;
+pub mod rng;
+pub mod scf;
+pub mod setup;
+pub mod smearing;
+pub mod special;
+pub mod symmetry;
+pub mod terms;
+pub mod xc;

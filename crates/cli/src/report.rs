@@ -1,0 +1,137 @@
+//! Human-readable output: the set-up, one line per SCF iteration, and the final summary.
+
+use planewave_core::model::SpinMode;
+use planewave_core::scf::{IterationInfo, ScfResult};
+use planewave_core::setup::Setup;
+
+const EV: f64 = 27.211_386_245_988;
+
+/// Print the parsed set-up (also the whole output of `planewave check`).
+pub fn setup(s: &Setup) {
+    let m = &s.model;
+    let b = &s.basis;
+    println!("planewave {}  input: {}", env!("CARGO_PKG_VERSION"), s.spec.source.display());
+    println!("cell (bohr), volume {:.4} bohr^3:", m.crystal.volume);
+    for a in &m.crystal.lattice {
+        println!("  {:14.8} {:14.8} {:14.8}", a[0], a[1], a[2]);
+    }
+    println!("atoms (fractional):");
+    for a in &m.crystal.atoms {
+        let f = a.frac;
+        println!("  {:<3} {:12.8} {:12.8} {:12.8}", m.species[a.species].symbol, f[0], f[1], f[2]);
+    }
+    for sp in &m.species {
+        println!(
+            "species {:<3} Z_val = {}  projectors = {}  NLCC = {}  ({})",
+            sp.symbol,
+            sp.pseudo.z_valence,
+            sp.pseudo.projectors.len(),
+            sp.pseudo.has_core_correction(),
+            sp.path.display()
+        );
+    }
+    let spin = match &m.spin {
+        SpinMode::None => "none".to_string(),
+        SpinMode::Collinear { total_magnetization: Some(x) } => format!("collinear, fixed moment {x}"),
+        SpinMode::Collinear { total_magnetization: None } => "collinear, free moment".to_string(),
+    };
+    println!(
+        "functional {}  smearing {} ({} Ha)  spin {}  electrons {}  bands {}",
+        m.functional.name(),
+        m.smearing.name(),
+        m.smearing.width(),
+        spin,
+        m.n_electrons,
+        s.params.nbands
+    );
+    println!(
+        "symmetry operations {}  k-points {} ({} before symmetry)",
+        m.symmetries.len(),
+        b.kpoints.len(),
+        s.nk_full
+    );
+    let npw: Vec<usize> = b.kpoints.iter().map(|k| k.npw()).collect();
+    println!(
+        "ecut {} Ha ({} Ry)  FFT grid {}x{}x{}  plane waves per k: {}..{}  density G-vectors {}",
+        b.ecut,
+        2.0 * b.ecut,
+        b.grid.dims[0],
+        b.grid.dims[1],
+        b.grid.dims[2],
+        npw.iter().min().unwrap_or(&0),
+        npw.iter().max().unwrap_or(&0),
+        b.rho_millers.len()
+    );
+    println!("estimated memory {:.1} MiB", s.memory_estimate / 1048576.0);
+    for w in &s.warnings {
+        println!("warning: {w}");
+    }
+}
+
+/// Header of the iteration table.
+pub fn iteration_header() {
+    println!("{:>5} {:>20} {:>12} {:>11} {:>8} {:>6}", "iter", "energy (Ha)", "dE (Ha)", "residual", "time(s)", "eig-it");
+}
+
+/// One line per SCF iteration.
+pub fn iteration(it: &IterationInfo) {
+    let de = if it.delta_e.is_nan() { "".to_string() } else { format!("{:.3e}", it.delta_e) };
+    println!(
+        "{:>5} {:>20.10} {:>12} {:>11.3e} {:>8.2} {:>6.1}",
+        it.iteration, it.energy, de, it.residual, it.seconds, it.eigensolver_iterations
+    );
+}
+
+/// Final summary.
+pub fn summary(s: &Setup, r: &ScfResult) {
+    let e = &r.energies;
+    println!();
+    println!("{} after {} iterations", if r.converged { "SCF converged" } else { "SCF NOT converged" }, r.iterations);
+    println!("energy terms (Ha):");
+    for (name, v) in [
+        ("kinetic", e.kinetic),
+        ("local", e.local),
+        ("nonlocal", e.nonlocal),
+        ("hartree", e.hartree),
+        ("xc", e.xc),
+        ("ewald", e.ewald),
+        ("-TS (smearing)", e.minus_ts),
+    ] {
+        println!("  {name:<16} {v:20.10}");
+    }
+    println!("  {:<16} {:20.10}", "one-electron", e.one_electron());
+    println!("internal energy E      = {:20.10} Ha", e.internal());
+    println!("! total energy F = E-TS = {:19.10} Ha = {:.8} eV", e.total(), e.total() * EV);
+    if let Some(f) = &r.occupations.fermi {
+        for (i, mu) in f.iter().enumerate() {
+            println!("Fermi level{} = {:.6} Ha = {:.4} eV", if f.len() > 1 { format!(" (spin {})", i + 1) } else { String::new() }, mu, mu * EV);
+        }
+    }
+    if let Some(h) = r.occupations.homo {
+        print!("HOMO = {:.6} Ha ({:.4} eV)", h, h * EV);
+        if let Some(l) = r.occupations.lumo {
+            print!("  LUMO = {:.6} Ha ({:.4} eV)  gap {:.4} eV", l, l * EV, (l - h) * EV);
+        }
+        println!();
+    }
+    if s.model.nspin() == 2 {
+        println!("total magnetization {:.4}  absolute {:.4} (Bohr mag/cell)", r.magnetization.0, r.magnetization.1);
+    }
+    println!("eigenvalues (eV):");
+    for (sp, es) in r.eigenvalues.iter().enumerate() {
+        for (k, ek) in es.iter().enumerate() {
+            let kp = &s.basis.kpoints[k];
+            let spin = if s.model.nspin() == 2 { format!(" spin {}", sp + 1) } else { String::new() };
+            println!("  k {:3} ({:7.4} {:7.4} {:7.4}){spin}:", k + 1, kp.frac[0], kp.frac[1], kp.frac[2]);
+            let line: Vec<String> = ek.iter().map(|x| format!("{:9.4}", x * EV)).collect();
+            for chunk in line.chunks(8) {
+                println!("    {}", chunk.join(" "));
+            }
+        }
+    }
+    let t = &r.timings;
+    println!(
+        "timings (s): setup {:.2}  eigensolver {:.2}  density {:.2}  potentials {:.2}  mixing {:.2}  total {:.2}",
+        t.setup, t.eigensolver, t.density, t.potentials, t.mixing, t.total
+    );
+}

@@ -1,0 +1,169 @@
+//! `Basis`: the plane-wave discretisation of a [`Model`]: cutoff, FFT grid, the k-points this rank
+//! owns with their G-vectors, the density sphere, and the communicator of the G-vector group.
+//!
+//! Wavefunctions at k hold the G with |k+G|^2/2 <= ecut; densities and potentials hold the G with
+//! |G|^2/2 <= 4 ecut ("the density sphere"), and the FFT grid is the smallest with factors 2,3,5,7
+//! that holds every difference of two wavefunction G-vectors without aliasing.
+//! With one rank every G-vector is local; the G-distributed layout keeps this API.
+
+use crate::crystal::{dot, norm, Crystal};
+use crate::model::Model;
+use planewave_comm::{Communicator, Solo};
+use planewave_fft::{good_fft_size, Fft3d, FftGrid, SphereMap};
+use std::f64::consts::PI;
+use std::sync::Arc;
+
+/// The plane waves of one k-point.
+#[derive(Debug)]
+pub struct Kpoint {
+    /// k in fractional reciprocal coordinates.
+    pub frac: [f64; 3],
+    /// k in Cartesian coordinates (1/bohr).
+    pub cart: [f64; 3],
+    /// Weight in the Brillouin-zone sum (weights of all k-points add to 1).
+    pub weight: f64,
+    /// Miller indices of the local G-vectors.
+    pub millers: Vec<[i32; 3]>,
+    /// Cartesian k+G for every local G (1/bohr).
+    pub kpg: Vec<[f64; 3]>,
+    /// Kinetic energies |k+G|^2/2 (Ha).
+    pub kinetic: Vec<f64>,
+    /// Where each G sits on the FFT grid.
+    pub map: SphereMap,
+}
+
+impl Kpoint {
+    /// Number of local plane waves.
+    pub fn npw(&self) -> usize {
+        self.millers.len()
+    }
+}
+
+/// The plane-wave basis.
+pub struct Basis {
+    /// Kinetic-energy cutoff of the wavefunctions (Ha).
+    pub ecut: f64,
+    /// The FFT grid for densities and potentials.
+    pub grid: FftGrid,
+    /// Plans for that grid.
+    pub fft: Fft3d,
+    /// The k-points (irreducible set), each with its plane waves.
+    pub kpoints: Vec<Kpoint>,
+    /// Miller indices of the density sphere.
+    pub rho_millers: Vec<[i32; 3]>,
+    /// Cartesian G of the density sphere (1/bohr).
+    pub rho_g: Vec<[f64; 3]>,
+    /// |G|^2 of the density sphere.
+    pub rho_g2: Vec<f64>,
+    /// Where the density sphere sits on the grid.
+    pub rho_map: SphereMap,
+    /// The G-vector communicator (Solo for one rank).
+    pub comm: Arc<dyn Communicator>,
+    /// Cell volume (bohr^3).
+    pub volume: f64,
+}
+
+impl std::fmt::Debug for Basis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Basis")
+            .field("ecut", &self.ecut)
+            .field("grid", &self.grid)
+            .field("nkpt", &self.kpoints.len())
+            .finish()
+    }
+}
+
+/// Largest Miller index along each lattice direction for vectors of length <= gmax.
+fn miller_bounds(crystal: &Crystal, gmax: f64) -> [i32; 3] {
+    [0, 1, 2].map(|i| (gmax * norm(&crystal.lattice[i]) / (2.0 * PI)).floor() as i32)
+}
+
+/// The FFT grid that holds the density sphere of `ecut` (factors 2, 3, 5, 7 only).
+pub fn fft_grid_for(crystal: &Crystal, ecut: f64) -> FftGrid {
+    let gmax_rho = (2.0 * 4.0 * ecut).sqrt();
+    let m = miller_bounds(crystal, gmax_rho);
+    FftGrid {
+        dims: m.map(|mi| good_fft_size(2 * mi as usize + 1)),
+    }
+}
+
+/// Every G (Miller indices, Cartesian, squared norm) with |q+G|^2 <= gmax^2, in a fixed order.
+pub fn sphere(crystal: &Crystal, q: [f64; 3], gmax: f64) -> Vec<([i32; 3], [f64; 3])> {
+    let qn = norm(&crystal.recip_to_cartesian(&q));
+    let m = miller_bounds(crystal, gmax + qn);
+    let mut out = Vec::new();
+    for i in -m[0]..=m[0] {
+        for j in -m[1]..=m[1] {
+            for k in -m[2]..=m[2] {
+                let f = [q[0] + i as f64, q[1] + j as f64, q[2] + k as f64];
+                let g = crystal.recip_to_cartesian(&f);
+                if dot(&g, &g) <= gmax * gmax {
+                    out.push(([i, j, k], g));
+                }
+            }
+        }
+    }
+    out
+}
+
+impl Basis {
+    /// Discretise `model` with cutoff `ecut` (Ha) on the k-points `kpoints` (fractional, weight).
+    pub fn new(model: &Model, ecut: f64, kpoints: &[([f64; 3], f64)]) -> Self {
+        Self::with_grid(model, ecut, kpoints, fft_grid_for(&model.crystal, ecut))
+    }
+
+    /// As [`Basis::new`] with an explicit FFT grid (must hold the density sphere).
+    pub fn with_grid(model: &Model, ecut: f64, kpoints: &[([f64; 3], f64)], grid: FftGrid) -> Self {
+        let crystal = &model.crystal;
+        let gmax_wfc = (2.0 * ecut).sqrt();
+        let kpts = kpoints
+            .iter()
+            .map(|&(frac, weight)| {
+                let pw = sphere(crystal, frac, gmax_wfc);
+                let millers: Vec<[i32; 3]> = pw.iter().map(|p| p.0).collect();
+                let kpg: Vec<[f64; 3]> = pw.iter().map(|p| p.1).collect();
+                let kinetic = kpg.iter().map(|g| 0.5 * dot(g, g)).collect();
+                let map = SphereMap::new(grid, &millers);
+                Kpoint {
+                    frac,
+                    cart: crystal.recip_to_cartesian(&frac),
+                    weight,
+                    millers,
+                    kpg,
+                    kinetic,
+                    map,
+                }
+            })
+            .collect();
+        let rho = sphere(crystal, [0.0; 3], (8.0 * ecut).sqrt());
+        let rho_millers: Vec<[i32; 3]> = rho.iter().map(|p| p.0).collect();
+        let rho_g: Vec<[f64; 3]> = rho.iter().map(|p| p.1).collect();
+        let rho_g2 = rho_g.iter().map(|g| dot(g, g)).collect();
+        let rho_map = SphereMap::new(grid, &rho_millers);
+        Self {
+            ecut,
+            grid,
+            fft: Fft3d::new(grid),
+            kpoints: kpts,
+            rho_millers,
+            rho_g,
+            rho_g2,
+            rho_map,
+            comm: Arc::new(Solo),
+            volume: crystal.volume,
+        }
+    }
+
+    /// Number of points of the FFT grid.
+    pub fn grid_len(&self) -> usize {
+        self.grid.len()
+    }
+
+    /// Index of G = 0 in the density sphere.
+    pub fn rho_g0_index(&self) -> usize {
+        self.rho_millers
+            .iter()
+            .position(|m| *m == [0, 0, 0])
+            .expect("the density sphere always holds G = 0")
+    }
+}

@@ -1,0 +1,162 @@
+//! Electron densities: per spin channel on the density sphere (G) and on the FFT grid (r).
+//!
+//! rho_s(r) = sum_k w_k sum_n f_nks |psi_nks(r)|^2, psi(r) = Omega^{-1/2} sum_G c(G) e^{i(k+G)r};
+//! then band-limited to the density sphere and symmetrised with the crystal's operations
+//! (the k-points are the irreducible set). Also: the superposition of atomic densities used as
+//! the starting guess, and the NLCC core density.
+
+use crate::basis::Basis;
+use crate::model::Model;
+use crate::symmetry::DensitySymmetrizer;
+use crate::terms::{real_to_sphere, sphere_to_real, structure_factor_sum};
+use num_complex::Complex64;
+use planewave_linalg::Mat;
+use rayon::prelude::*;
+
+/// A density: one channel without spin, (up, down) with collinear spin.
+#[derive(Debug, Clone)]
+pub struct Density {
+    /// Coefficients on the density sphere, per channel.
+    pub g: Vec<Vec<Complex64>>,
+    /// Values on the FFT grid, per channel (electrons / bohr^3).
+    pub r: Vec<Vec<f64>>,
+}
+
+impl Density {
+    /// Build from sphere coefficients (computes the grid values).
+    pub fn from_g(basis: &Basis, g: Vec<Vec<Complex64>>) -> Self {
+        let r = g.iter().map(|c| sphere_to_real(basis, c)).collect();
+        Self { g, r }
+    }
+
+    /// Total density on the sphere.
+    pub fn total_g(&self) -> Vec<Complex64> {
+        sum_channels(&self.g)
+    }
+
+    /// Total density on the grid.
+    pub fn total_r(&self) -> Vec<f64> {
+        sum_channels(&self.r)
+    }
+
+    /// Total magnetisation (N_up - N_down) and absolute magnetisation (\int |m|), bohr magnetons.
+    pub fn magnetization(&self, basis: &Basis) -> (f64, f64) {
+        if self.r.len() < 2 {
+            return (0.0, 0.0);
+        }
+        let dv = basis.volume / basis.grid_len() as f64;
+        let (mut t, mut a) = (0.0, 0.0);
+        for (u, d) in self.r[0].iter().zip(&self.r[1]) {
+            t += u - d;
+            a += (u - d).abs();
+        }
+        (t * dv, a * dv)
+    }
+}
+
+fn sum_channels<T: Copy + std::ops::Add<Output = T>>(ch: &[Vec<T>]) -> Vec<T> {
+    let mut out = ch[0].clone();
+    for c in &ch[1..] {
+        for (o, x) in out.iter_mut().zip(c) {
+            *o = *o + *x;
+        }
+    }
+    out
+}
+
+/// Superposition of atomic valence densities, split into spin channels by each atom's starting
+/// magnetisation, scaled to the model's electron count.
+pub fn atomic_guess(model: &Model, basis: &Basis) -> Density {
+    let nspin = model.nspin();
+    let total = structure_factor_sum(model, basis, |s, q| model.species[s].pseudo.atomic_density_fourier(q));
+    let g0 = basis.rho_g0_index();
+    let scale = if total[g0].re.abs() > 0.0 {
+        model.n_electrons / (total[g0].re * basis.volume)
+    } else {
+        1.0
+    };
+    let total: Vec<Complex64> = total.iter().map(|x| x * scale).collect();
+    if nspin == 1 {
+        return Density::from_g(basis, vec![total]);
+    }
+    // Magnetisation: per atom m_a * rho_a.
+    let mut mag = vec![Complex64::new(0.0, 0.0); total.len()];
+    for (a, atom) in model.crystal.atoms.iter().enumerate() {
+        let m = model.starting_magnetization.get(a).copied().unwrap_or(0.0);
+        if m == 0.0 {
+            continue;
+        }
+        let ps = &model.species[atom.species].pseudo;
+        for (i, mi) in basis.rho_millers.iter().enumerate() {
+            let q = basis.rho_g2[i].sqrt();
+            let ph = -2.0 * std::f64::consts::PI * (mi[0] as f64 * atom.frac[0] + mi[1] as f64 * atom.frac[1] + mi[2] as f64 * atom.frac[2]);
+            mag[i] += Complex64::from_polar(m * scale * ps.atomic_density_fourier(q) / basis.volume, ph);
+        }
+    }
+    let up = total.iter().zip(&mag).map(|(t, m)| 0.5 * (t + m)).collect();
+    let dn = total.iter().zip(&mag).map(|(t, m)| 0.5 * (t - m)).collect();
+    Density::from_g(basis, vec![up, dn])
+}
+
+/// The NLCC pseudo-core density on the sphere and grid, if any species has one.
+pub fn core_density(model: &Model, basis: &Basis) -> Option<(Vec<Complex64>, Vec<f64>)> {
+    if !model.species.iter().any(|s| s.pseudo.has_core_correction()) {
+        return None;
+    }
+    let g = structure_factor_sum(model, basis, |s, q| model.species[s].pseudo.core_density_fourier(q));
+    let r = sphere_to_real(basis, &g);
+    Some((g, r))
+}
+
+/// Density of occupied states: `psi[s][k]` (npw x nbands) with occupations `occ[s][k][n]`.
+pub fn from_wavefunctions(
+    basis: &Basis,
+    psi: &[Vec<Mat<Complex64>>],
+    occ: &[Vec<Vec<f64>>],
+    symmetrizer: Option<&DensitySymmetrizer>,
+) -> Density {
+    let n = basis.grid_len();
+    let mut channels = Vec::with_capacity(psi.len());
+    for (s, psi_s) in psi.iter().enumerate() {
+        let mut acc = vec![0.0; n];
+        for (k, kpt) in basis.kpoints.iter().enumerate() {
+            let x = &psi_s[k];
+            let work: Vec<(usize, f64)> = (0..x.ncols())
+                .map(|b| (b, kpt.weight * occ[s][k][b]))
+                .filter(|&(_, w)| w.abs() > 1e-16)
+                .collect();
+            let partial = work
+                .par_iter()
+                .fold(
+                    || (vec![0.0; n], vec![Complex64::new(0.0, 0.0); n], vec![Complex64::new(0.0, 0.0); n]),
+                    |(mut sum, mut grid, mut wk), &(b, w)| {
+                        let col = x.col_as_slice(b);
+                        kpt.map.scatter(col, &mut grid);
+                        basis.fft.backward(&mut grid, &mut wk);
+                        for (a, z) in sum.iter_mut().zip(&grid) {
+                            *a += w * z.norm_sqr();
+                        }
+                        (sum, grid, wk)
+                    },
+                )
+                .map(|t| t.0)
+                .reduce(|| vec![0.0; n], |mut a, b| {
+                    for (x, y) in a.iter_mut().zip(&b) {
+                        *x += y;
+                    }
+                    a
+                });
+            for (a, p) in acc.iter_mut().zip(&partial) {
+                *a += p;
+            }
+        }
+        let inv_vol = 1.0 / basis.volume;
+        acc.iter_mut().for_each(|x| *x *= inv_vol);
+        let mut g = real_to_sphere(basis, &acc);
+        if let Some(sym) = symmetrizer {
+            sym.symmetrize(&mut g);
+        }
+        channels.push(g);
+    }
+    Density::from_g(basis, channels)
+}

@@ -1,0 +1,247 @@
+//! LOBPCG (locally optimal block preconditioned conjugate gradient) with robust basis selection.
+//!
+//! Each iteration builds the search space [X, W, P]: X the current Ritz vectors (orthonormal),
+//! W the preconditioned residuals of the unconverged bands, P the previous search directions.
+//! W and P are made orthogonal to X (twice, for stability) and then orthonormalised among
+//! themselves by canonical orthogonalisation (eigen-decomposition of their overlap, dropping
+//! directions with tiny overlap eigenvalues), so the Rayleigh–Ritz problem is a standard Hermitian
+//! eigenproblem even when the directions become nearly dependent near convergence.
+//! Preconditioner: W_i = R_i / (|k+G|^2/2 + <x_i|T|x_i>) (Teter–Payne–Allan style).
+
+use super::{BlockOperator, EigenResult};
+use num_complex::Complex64;
+use planewave_linalg::{hermitian_eigen, matmul, matmul_into, overlap, Mat, MatRef};
+
+/// Relative threshold below which overlap eigenvalues count as linear dependence.
+const DEPENDENCE_TOL: f64 = 1e-12;
+
+/// Lowest `ncols(x0)` eigenpairs of `op`, to residual norm `tol`, at most `maxiter` iterations.
+pub fn lobpcg(op: &impl BlockOperator, x0: Mat<Complex64>, tol: f64, maxiter: usize) -> EigenResult {
+    let n = op.dim();
+    let nb = x0.ncols();
+    assert!(nb <= n, "more bands ({nb}) than plane waves ({n})");
+    let mut n_applications = 0;
+    let mut x = orthonormalize(x0.as_ref()).unwrap_or_else(|| x0.clone());
+    let mut ax = Mat::<Complex64>::zeros(n, nb);
+    op.apply(x.as_ref(), ax.as_mut());
+    n_applications += nb;
+    // Initial Rayleigh–Ritz on X.
+    let (mut lambda, c) = rayleigh_ritz(x.as_ref(), ax.as_ref(), nb);
+    x = matmul(x.as_ref(), c.as_ref());
+    ax = matmul(ax.as_ref(), c.as_ref());
+    let mut p: Option<(Mat<Complex64>, Mat<Complex64>)> = None;
+    let mut resid = vec![0.0; nb];
+    let mut iterations = 0;
+    loop {
+        // Residuals.
+        let mut r = ax.clone();
+        for j in 0..nb {
+            for i in 0..n {
+                r[(i, j)] -= x[(i, j)] * lambda[j];
+            }
+            resid[j] = (0..n).map(|i| r[(i, j)].norm_sqr()).sum::<f64>().sqrt();
+        }
+        let active: Vec<usize> = (0..nb).filter(|&j| resid[j] > tol).collect();
+        if active.is_empty() || iterations >= maxiter {
+            break;
+        }
+        iterations += 1;
+        // Preconditioned residuals of the active bands.
+        let kin = op.kinetic();
+        let mut w = Mat::<Complex64>::zeros(n, active.len());
+        for (c, &j) in active.iter().enumerate() {
+            let tj: f64 = (0..n).map(|i| x[(i, j)].norm_sqr() * kin[i]).sum();
+            for i in 0..n {
+                w[(i, c)] = r[(i, j)] / (kin[i] + tj.max(1e-2));
+            }
+        }
+        // Search directions Z0 = [W, P] and A Z0.
+        let mut aw = Mat::<Complex64>::zeros(n, w.ncols());
+        op.apply(w.as_ref(), aw.as_mut());
+        n_applications += w.ncols();
+        let (z0, az0) = match &p {
+            Some((pp, ap)) => (hcat(&[w.as_ref(), pp.as_ref()]), hcat(&[aw.as_ref(), ap.as_ref()])),
+            None => (w, aw),
+        };
+        // Orthogonalise against X (twice), tracking A Z consistently: Z -= X C, AZ -= AX C.
+        let (mut z, mut az) = (z0, az0);
+        for _ in 0..2 {
+            let c = overlap(x.as_ref(), z.as_ref());
+            sub_mul(&mut z, x.as_ref(), c.as_ref());
+            sub_mul(&mut az, ax.as_ref(), c.as_ref());
+        }
+        // Canonical orthonormalisation of Z.
+        let Some(t) = canonical_transform(z.as_ref()) else {
+            break;
+        };
+        let z = matmul(z.as_ref(), t.as_ref());
+        let az = matmul(az.as_ref(), t.as_ref());
+        // Rayleigh–Ritz on Y = [X, Z].
+        let y = hcat(&[x.as_ref(), z.as_ref()]);
+        let ay = hcat(&[ax.as_ref(), az.as_ref()]);
+        let (vals, c) = rayleigh_ritz(y.as_ref(), ay.as_ref(), nb);
+        lambda = vals;
+        let cz = c.as_ref().subrows(nb, c.nrows() - nb);
+        let new_p = matmul(z.as_ref(), cz);
+        let new_ap = matmul(az.as_ref(), cz);
+        x = matmul(y.as_ref(), c.as_ref());
+        ax = matmul(ay.as_ref(), c.as_ref());
+        p = Some((new_p, new_ap));
+        // Keep X orthonormal against drift.
+        let s = overlap(x.as_ref(), x.as_ref());
+        let drift = (0..nb)
+            .flat_map(|i| (0..nb).map(move |j| (i, j)))
+            .map(|(i, j)| (s[(i, j)] - if i == j { 1.0 } else { 0.0 }).norm())
+            .fold(0.0, f64::max);
+        if drift > 1e-10 {
+            if let Some(t) = canonical_transform(x.as_ref()) {
+                if t.ncols() == nb {
+                    x = matmul(x.as_ref(), t.as_ref());
+                    ax = matmul(ax.as_ref(), t.as_ref());
+                    let (l2, c2) = rayleigh_ritz(x.as_ref(), ax.as_ref(), nb);
+                    lambda = l2;
+                    x = matmul(x.as_ref(), c2.as_ref());
+                    ax = matmul(ax.as_ref(), c2.as_ref());
+                    p = None;
+                }
+            }
+        }
+    }
+    let converged = resid.iter().all(|&r| r <= tol);
+    EigenResult {
+        values: lambda,
+        vectors: x,
+        residual_norms: resid,
+        iterations,
+        n_applications,
+        converged,
+    }
+}
+
+/// Lowest `nb` Ritz pairs of the orthonormal basis `y` with images `ay`: (values, coefficients).
+fn rayleigh_ritz(y: MatRef<'_, Complex64>, ay: MatRef<'_, Complex64>, nb: usize) -> (Vec<f64>, Mat<Complex64>) {
+    let mut h = overlap(y, ay);
+    let m = h.nrows();
+    for i in 0..m {
+        for j in 0..i {
+            let v = 0.5 * (h[(i, j)] + h[(j, i)].conj());
+            h[(i, j)] = v;
+            h[(j, i)] = v.conj();
+        }
+        h[(i, i)] = Complex64::new(h[(i, i)].re, 0.0);
+    }
+    let e = hermitian_eigen(h.as_ref()).expect("Rayleigh-Ritz eigensolver failed");
+    let c = e.vectors.as_ref().subcols(0, nb).to_owned();
+    (e.values[..nb].to_vec(), c)
+}
+
+/// T such that Z T has orthonormal columns spanning Z's numerically independent directions.
+fn canonical_transform(z: MatRef<'_, Complex64>) -> Option<Mat<Complex64>> {
+    let m = z.ncols();
+    if m == 0 {
+        return None;
+    }
+    // Scale columns to unit norm first so that the threshold is relative.
+    let norms: Vec<f64> = (0..m)
+        .map(|j| (0..z.nrows()).map(|i| z[(i, j)].norm_sqr()).sum::<f64>().sqrt())
+        .collect();
+    let mut s = overlap(z, z);
+    for i in 0..m {
+        for j in 0..m {
+            let d = norms[i] * norms[j];
+            s[(i, j)] = if d > 0.0 { s[(i, j)] / d } else { Complex64::new(0.0, 0.0) };
+        }
+    }
+    let e = hermitian_eigen(s.as_ref()).ok()?;
+    let smax = e.values.last().copied().unwrap_or(0.0);
+    let keep: Vec<usize> = (0..m).filter(|&k| e.values[k] > DEPENDENCE_TOL * smax.max(1.0)).collect();
+    if keep.is_empty() {
+        return None;
+    }
+    let mut t = Mat::<Complex64>::zeros(m, keep.len());
+    for (c, &k) in keep.iter().enumerate() {
+        let f = 1.0 / e.values[k].sqrt();
+        for i in 0..m {
+            let inv = if norms[i] > 0.0 { 1.0 / norms[i] } else { 0.0 };
+            t[(i, c)] = e.vectors[(i, k)] * (f * inv);
+        }
+    }
+    Some(t)
+}
+
+/// Orthonormal columns spanning `x` (None when `x` is rank deficient).
+pub fn orthonormalize(x: MatRef<'_, Complex64>) -> Option<Mat<Complex64>> {
+    let t = canonical_transform(x)?;
+    (t.ncols() == x.ncols()).then(|| matmul(x, t.as_ref()))
+}
+
+/// Columns of the blocks side by side.
+fn hcat(blocks: &[MatRef<'_, Complex64>]) -> Mat<Complex64> {
+    let n = blocks[0].nrows();
+    let m: usize = blocks.iter().map(|b| b.ncols()).sum();
+    let mut out = Mat::<Complex64>::zeros(n, m);
+    let mut off = 0;
+    for b in blocks {
+        out.as_mut().subcols_mut(off, b.ncols()).copy_from(*b);
+        off += b.ncols();
+    }
+    out
+}
+
+/// `a -= b c`.
+fn sub_mul(a: &mut Mat<Complex64>, b: MatRef<'_, Complex64>, c: MatRef<'_, Complex64>) {
+    let prod = matmul(b, c);
+    let mut a = a.as_mut();
+    for j in 0..prod.ncols() {
+        for i in 0..prod.nrows() {
+            a[(i, j)] -= prod[(i, j)];
+        }
+    }
+    let _ = matmul_into;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planewave_linalg::MatMut;
+
+    /// A diagonal-dominant Hermitian test operator.
+    struct Dense {
+        a: Mat<Complex64>,
+        kin: Vec<f64>,
+    }
+    impl BlockOperator for Dense {
+        fn dim(&self) -> usize {
+            self.a.nrows()
+        }
+        fn apply(&self, x: MatRef<'_, Complex64>, out: MatMut<'_, Complex64>) {
+            matmul_into(out, self.a.as_ref(), x, false);
+        }
+        fn kinetic(&self) -> &[f64] {
+            &self.kin
+        }
+    }
+
+    #[test]
+    fn finds_lowest_eigenpairs_of_a_dense_hermitian_matrix() {
+        let n = 120;
+        let kin: Vec<f64> = (0..n).map(|i| 0.5 * i as f64).collect();
+        let a = Mat::from_fn(n, n, |i, j| {
+            if i == j {
+                Complex64::new(kin[i], 0.0)
+            } else {
+                let v = 0.05 / (1.0 + (i as f64 - j as f64).abs());
+                Complex64::new(v, if i < j { 0.3 * v } else { -0.3 * v })
+            }
+        });
+        let exact = hermitian_eigen(a.as_ref()).unwrap();
+        let nb = 6;
+        let x0 = Mat::from_fn(n, nb, |i, j| Complex64::new(((i * 7 + j * 13) % 11) as f64 - 5.0, ((i + j) % 3) as f64));
+        let op = Dense { a, kin };
+        let r = lobpcg(&op, x0, 1e-9, 200);
+        assert!(r.converged, "residuals {:?}", r.residual_norms);
+        for j in 0..nb {
+            assert!((r.values[j] - exact.values[j]).abs() < 1e-10, "{j}: {} vs {}", r.values[j], exact.values[j]);
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! `Energies`: the Kohn–Sham energy by term (Ha), with QE-comparable sums.
+
+use serde::Serialize;
+
+/// Energy terms in Ha.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Energies {
+    /// Kinetic energy of the occupied states.
+    pub kinetic: f64,
+    /// Local pseudopotential energy, including the G = 0 (alpha Z) term.
+    pub local: f64,
+    /// Nonlocal pseudopotential energy.
+    pub nonlocal: f64,
+    /// Hartree energy.
+    pub hartree: f64,
+    /// Exchange–correlation energy (with the NLCC core density).
+    pub xc: f64,
+    /// Ion–ion (Ewald) energy.
+    pub ewald: f64,
+    /// Smearing term -TS (0 without smearing).
+    pub minus_ts: f64,
+}
+
+impl Energies {
+    /// Internal energy E (no smearing term).
+    pub fn internal(&self) -> f64 {
+        self.kinetic + self.local + self.nonlocal + self.hartree + self.xc + self.ewald
+    }
+    /// Free energy F = E - TS: what Quantum ESPRESSO prints as "! total energy".
+    pub fn total(&self) -> f64 {
+        self.internal() + self.minus_ts
+    }
+    /// QE's "one-electron contribution": kinetic + local + nonlocal.
+    pub fn one_electron(&self) -> f64 {
+        self.kinetic + self.local + self.nonlocal
+    }
+}

@@ -1,0 +1,509 @@
+//! Reading the user's input into a validated [`RunSpec`].
+//!
+//! Two input formats are understood; [`load`] tells them apart by content:
+//! a line starting with `&control` or `&system` (any case) or `ATOMIC_SPECIES`
+//! means a Quantum ESPRESSO `pw.x` input, anything else is read as TOML.
+//!
+//! Inside planewave everything is in Hartree atomic units: energies in Ha,
+//! lengths in bohr. Every unit in the input is named below; energies given as a
+//! bare number are in Ha, energies given as a string carry a unit
+//! (`"30 Ry"`, `"408 eV"`, `"15 Ha"`; 1 Ry = 0.5 Ha, 1 eV = 1/27.211386245988 Ha),
+//! and 1 angstrom = 1/0.529177210903 bohr.
+//!
+//! # TOML format
+//!
+//! ```toml
+//! title = "Si diamond"              # optional; default: the file stem
+//!
+//! [structure]
+//! lattice = [[0.0, 5.13, 5.13], [5.13, 0.0, 5.13], [5.13, 5.13, 0.0]]  # rows a1, a2, a3
+//! lattice_unit = "bohr"             # "bohr" (default) | "angstrom"
+//! # poscar = "POSCAR"               # instead of lattice + atoms: a VASP 5 POSCAR
+//! #                                 # (species line required; Direct or Cartesian;
+//! #                                 # negative scale = cell volume in A^3), path
+//! #                                 # relative to this file's folder
+//! positions = "fractional"          # "fractional" (default) | "cartesian" (in lattice_unit)
+//! atoms = [ { species = "Si", position = [0.0, 0.0, 0.0] },
+//!           { species = "Si", position = [0.25, 0.25, 0.25], magnetization = 0.0 } ]
+//! # magnetization (optional, per atom): starting magnetisation, fraction of the
+//! # atom's valence charge in [-1, 1] like QE; only with spin = "collinear"
+//!
+//! [species.Si]
+//! pseudo = "pseudos/Si-q4.lda.cp2k"  # relative to this file's folder
+//! # magnetization = 0.5             # default starting magnetisation for atoms of
+//! #                                 # this species (a per-atom value overrides it)
+//!
+//! [model]
+//! functional = "lda_pz"   # lda_pz (default) | lda_pw | lda_vwn | pbe; aliases:
+//!                         # lda, pz -> lda_pz; pw -> lda_pw; vwn, svwn, sla+vwn -> lda_vwn
+//! smearing = "none"       # none (default) | gaussian | fermi-dirac | methfessel-paxton
+//!                         # | marzari-vanderbilt; aliases gauss, fd, f-d, mp, m-p,
+//!                         # cold, mv, m-v
+//! smearing_width = 0.01   # Ha, or "0.02 Ry" / "0.27 eV" / "0.01 Ha"; required with smearing
+//! spin = "none"           # none (default) | collinear
+//! total_magnetization = 1.0  # optional, only with spin = "collinear" (fixed moment, in mu_B)
+//! charge = 0.0            # QE tot_charge convention: charge > 0 REMOVES electrons
+//! symmetry = true         # default true; false = QE nosym = .true.
+//!
+//! [basis]
+//! ecut = 15.0             # wavefunction cutoff: Ha, or "30 Ry" / "408 eV" / "15 Ha"
+//! kpoints = { grid = [4, 4, 4], shift = [0, 0, 0] }  # shift entries 0 or 1 (half a grid
+//!                                                    # step); default 0 = Gamma-centred
+//! # kpoints = "gamma"                                # Gamma point only
+//! # kpoints = { list = [[0.0, 0.0, 0.0, 1.0], [0.5, 0.0, 0.0, 2.0]] }
+//! #                       # fractional k + weight (weight may be left out = 1);
+//! #                       # weights are normalised to sum 1
+//! nbands = 8              # optional
+//!
+//! [scf]                   # everything optional; defaults shown
+//! energy_tolerance = 1e-8 # Ha
+//! density_tolerance = 1e-7
+//! max_iterations = 100
+//! mixing = { beta = 0.7, depth = 8, kerker_q0 = 0.8 }  # kerker_q0 in 1/bohr (0 = no Kerker)
+//! eigensolver = "lobpcg"  # lobpcg | davidson
+//! seed = 42
+//! ```
+//!
+//! Unknown keys anywhere are errors (with a "did you mean" suggestion).
+//! Tables `[structure]`, `[species.*]` and `[basis]` (with `ecut` and `kpoints`) are
+//! required; `[model]` and `[scf]` are optional.
+//!
+//! # Quantum ESPRESSO `pw.x` format
+//!
+//! Namelists `&control`, `&system`, `&electrons` (and `&ions`, `&cell` holding only
+//! keys without effect on an SCF), cards `ATOMIC_SPECIES`, `CELL_PARAMETERS`
+//! (`bohr | angstrom | alat`), `ATOMIC_POSITIONS` (`crystal | bohr | angstrom | alat`),
+//! `K_POINTS` (`automatic | gamma | crystal | tpiba`). `ibrav` = 0, 1, 2 or 3.
+//! Every key that changes the physics and is not supported is an error, never
+//! silently ignored. See `qe.rs` for the mapping of each key.
+
+mod error;
+mod poscar;
+mod qe;
+mod toml;
+pub mod units;
+mod validate;
+
+use std::path::{Path, PathBuf};
+
+pub use self::error::InputError;
+
+/// A validated description of one SCF run, in Hartree atomic units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpec {
+    /// The input file.
+    pub source: PathBuf,
+    /// TOML `title`, else QE `prefix`, else the input file's stem.
+    pub title: String,
+    /// Lattice vectors in bohr: ROWS are a1, a2, a3. A left-handed cell
+    /// (negative determinant) is valid.
+    pub lattice: [[f64; 3]; 3],
+    /// The atoms, in input order.
+    pub atoms: Vec<AtomSpec>,
+    /// The species, each listed once. For TOML: in order of first use by an
+    /// atom, then unused species alphabetically; for QE: ATOMIC_SPECIES order.
+    pub species: Vec<SpeciesSpec>,
+    /// One of `"lda_pz"` (default), `"lda_pw"`, `"lda_vwn"`, `"pbe"`.
+    pub functional: String,
+    /// Occupation smearing; widths in Ha.
+    pub smearing: Smearing,
+    /// Spin treatment.
+    pub spin: Spin,
+    /// Net charge of the cell in units of the elementary charge, QE `tot_charge`
+    /// convention: `charge > 0` REMOVES electrons (a cation), `charge < 0` adds them.
+    pub charge: f64,
+    /// Wavefunction kinetic-energy cutoff in Ha (the density cutoff is 4x, norm-conserving).
+    pub ecut: f64,
+    /// Brillouin-zone sampling.
+    pub kpoints: Kpoints,
+    /// Number of bands, when the user fixed it.
+    pub nbands: Option<usize>,
+    /// SCF controls.
+    pub scf: ScfSpec,
+    /// Whether crystal symmetry may be used (false for QE `nosym=.true.` or
+    /// TOML `[model] symmetry = false`).
+    pub use_symmetry: bool,
+}
+
+/// One atom.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AtomSpec {
+    /// Species label; matches a [`SpeciesSpec::symbol`].
+    pub species: String,
+    /// Fractional (crystal) coordinates with respect to the lattice rows.
+    pub frac: [f64; 3],
+}
+
+/// One species and its pseudopotential.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpeciesSpec {
+    /// Species label as written in the input (e.g. `Si`, `Fe1`).
+    pub symbol: String,
+    /// Pseudopotential file, resolved relative to the input file's folder
+    /// (not checked for existence here).
+    pub pseudo: PathBuf,
+}
+
+/// Occupation smearing; the width is in Ha.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Smearing {
+    /// Fixed occupations (insulators).
+    None,
+    /// Gaussian smearing of this width (Ha).
+    Gaussian(f64),
+    /// Fermi-Dirac smearing, width = k_B T (Ha).
+    FermiDirac(f64),
+    /// Methfessel-Paxton (first order) smearing (Ha).
+    MethfesselPaxton(f64),
+    /// Marzari-Vanderbilt cold smearing (Ha).
+    MarzariVanderbilt(f64),
+}
+
+impl Smearing {
+    /// The width in Ha, or `None` for fixed occupations.
+    pub fn width(&self) -> Option<f64> {
+        match *self {
+            Smearing::None => None,
+            Smearing::Gaussian(w)
+            | Smearing::FermiDirac(w)
+            | Smearing::MethfesselPaxton(w)
+            | Smearing::MarzariVanderbilt(w) => Some(w),
+        }
+    }
+}
+
+/// Spin treatment.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Spin {
+    /// Spin-unpolarised.
+    None,
+    /// Collinear spin polarisation.
+    Collinear {
+        /// Starting magnetisation per atom (same order as `RunSpec::atoms`),
+        /// as a fraction of the atom's valence charge in [-1, 1] (QE convention).
+        starting_magnetization: Vec<f64>,
+        /// Fixed total magnetisation (n_up - n_down, in mu_B per cell), if any.
+        total_magnetization: Option<f64>,
+    },
+}
+
+/// Brillouin-zone sampling.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kpoints {
+    /// The Gamma point only.
+    Gamma,
+    /// A Monkhorst-Pack grid.
+    MonkhorstPack {
+        /// Points along each reciprocal vector (all >= 1).
+        grid: [usize; 3],
+        /// Half-step shift per direction (QE `sk = 1`).
+        shift: [bool; 3],
+    },
+    /// Explicit list: fractional k (in units of the reciprocal vectors) and
+    /// weight; the weights are normalised to sum 1.
+    Explicit(Vec<([f64; 3], f64)>),
+}
+
+/// SCF controls.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScfSpec {
+    /// Energy change between iterations to stop at, Ha (default 1e-8).
+    pub energy_tolerance: f64,
+    /// Density residual to stop at (default 1e-7).
+    pub density_tolerance: f64,
+    /// Maximum number of SCF iterations (default 100).
+    pub max_iterations: usize,
+    /// Density mixing.
+    pub mixing: MixingSpec,
+    /// `"lobpcg"` (default) or `"davidson"`.
+    pub eigensolver: String,
+    /// Seed for random initial wavefunctions (default 42).
+    pub seed: u64,
+}
+
+/// Density mixing (Anderson/Pulay with Kerker preconditioning).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MixingSpec {
+    /// Mixing parameter in (0, 1] (default 0.7).
+    pub beta: f64,
+    /// History depth (default 8).
+    pub depth: usize,
+    /// Kerker wave vector in 1/bohr (default 0.8; 0 disables Kerker).
+    pub kerker_q0: f64,
+}
+
+impl Default for MixingSpec {
+    fn default() -> Self {
+        MixingSpec {
+            beta: 0.7,
+            depth: 8,
+            kerker_q0: 0.8,
+        }
+    }
+}
+
+impl Default for ScfSpec {
+    fn default() -> Self {
+        ScfSpec {
+            energy_tolerance: 1e-8,
+            density_tolerance: 1e-7,
+            max_iterations: 100,
+            mixing: MixingSpec::default(),
+            eigensolver: "lobpcg".to_string(),
+            seed: 42,
+        }
+    }
+}
+
+/// The input format, as told by [`detect_format`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputFormat {
+    /// planewave's TOML format.
+    Toml,
+    /// Quantum ESPRESSO `pw.x` input.
+    QuantumEspresso,
+}
+
+/// Tells the format by content: a line starting (after blanks) with `&control` or
+/// `&system` (any case) or `ATOMIC_SPECIES` means QE, anything else TOML.
+pub fn detect_format(text: &str) -> InputFormat {
+    for line in text.lines() {
+        let t = line.trim_start();
+        let lower: String = t.chars().take(16).collect::<String>().to_ascii_lowercase();
+        if lower.starts_with("&control")
+            || lower.starts_with("&system")
+            || lower.starts_with("atomic_species")
+        {
+            return InputFormat::QuantumEspresso;
+        }
+    }
+    InputFormat::Toml
+}
+
+/// Reads `path`, decides TOML vs QE `pw.x` by content (see [`detect_format`]),
+/// parses and validates it.
+pub fn load(path: &Path) -> Result<RunSpec, InputError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| InputError::new(path, format!("cannot read the input file: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        InputError::new(
+            path,
+            format!(
+                "the input file is not valid UTF-8 text (bad byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })?;
+    match detect_format(&text) {
+        InputFormat::QuantumEspresso => parse_qe_str(&text, path),
+        InputFormat::Toml => parse_toml_str(&text, path),
+    }
+}
+
+/// Parses and validates planewave TOML input. `source` is the file it came from:
+/// used in messages, for the default title, and to resolve relative paths
+/// (pseudopotentials, `poscar`) against its folder.
+pub fn parse_toml_str(text: &str, source: &Path) -> Result<RunSpec, InputError> {
+    self::toml::parse(text, source)
+}
+
+/// Parses and validates Quantum ESPRESSO `pw.x` input. `source` is the file it
+/// came from: used in messages, for the default title, and to resolve
+/// `pseudo_dir` (default: the file's folder).
+pub fn parse_qe_str(text: &str, source: &Path) -> Result<RunSpec, InputError> {
+    self::qe::parse(text, source)
+}
+
+/// The folder of `source`, for resolving relative paths ("" when it has none).
+pub(crate) fn base_dir(source: &Path) -> PathBuf {
+    source.parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// The file stem of `source`, or `"planewave"`.
+pub(crate) fn stem(source: &Path) -> String {
+    source
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "planewave".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_detection() {
+        assert_eq!(detect_format("&CONTROL\n/\n"), InputFormat::QuantumEspresso);
+        assert_eq!(detect_format("  &system\n"), InputFormat::QuantumEspresso);
+        assert_eq!(
+            detect_format("ATOMIC_SPECIES\n"),
+            InputFormat::QuantumEspresso
+        );
+        assert_eq!(detect_format("[basis]\necut = 1\n"), InputFormat::Toml);
+        assert_eq!(detect_format(""), InputFormat::Toml);
+    }
+
+    #[test]
+    fn load_missing_file() {
+        let e = load(Path::new("/nonexistent/dir/x.toml")).unwrap_err();
+        assert!(e.to_string().contains("cannot read"), "{e}");
+    }
+
+    #[test]
+    fn load_dispatches_by_content() {
+        let dir = std::env::temp_dir().join(format!("pw_input_load_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let qe = dir.join("run.in");
+        std::fs::write(&qe, super::qe::tests::SI2).unwrap();
+        let spec = load(&qe).unwrap();
+        assert_eq!(spec.title, "si2");
+        let tm = dir.join("si.toml");
+        std::fs::write(&tm, super::toml::tests::SI_TOML).unwrap();
+        let spec = load(&tm).unwrap();
+        assert_eq!(spec.atoms.len(), 2);
+        assert_eq!(spec.species[0].pseudo, dir.join("pseudos/Si-q4.lda.cp2k"));
+        let bad = dir.join("bad.bin");
+        std::fs::write(&bad, [0xffu8, 0xfe, 0x00]).unwrap();
+        assert!(load(&bad).unwrap_err().message.contains("UTF-8"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The reference runs folder (`runs/*/np*/pw.in`), if this checkout has it.
+    fn reference_dir() -> Option<PathBuf> {
+        let mut candidates = Vec::new();
+        if let Some(d) = std::env::var_os("PLANEWAVE_REFERENCE_DIR") {
+            candidates.push(PathBuf::from(d));
+        }
+        let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        candidates.push(manifest.join("../../shared/reference"));
+        candidates.push(manifest.join("shared/reference"));
+        candidates.push(PathBuf::from("/work/shared/reference"));
+        candidates.into_iter().find(|p| p.join("runs").is_dir())
+    }
+
+    #[test]
+    fn reference_inputs_parse() {
+        let Some(root) = reference_dir() else {
+            eprintln!("reference inputs not found; skipping");
+            return;
+        };
+        let mut n = 0;
+        let mut runs: Vec<_> = std::fs::read_dir(root.join("runs"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        runs.sort();
+        for run in runs {
+            let Ok(sub) = std::fs::read_dir(&run) else {
+                continue;
+            };
+            for np in sub.flatten() {
+                let pw = np.path().join("pw.in");
+                if !pw.is_file() {
+                    continue;
+                }
+                let spec = load(&pw).unwrap_or_else(|e| panic!("{e}"));
+                n += 1;
+                let name = run.file_name().unwrap().to_string_lossy().into_owned();
+                assert_eq!(spec.title, name);
+                assert_eq!(spec.ecut, 15.0);
+                match name.as_str() {
+                    "si2_lda_gth" => {
+                        assert_eq!(
+                            spec.lattice,
+                            [[0.0, 5.13, 5.13], [5.13, 0.0, 5.13], [5.13, 5.13, 0.0]]
+                        );
+                        assert_eq!(spec.atoms[0].frac, [0.0; 3]);
+                        assert_eq!(spec.atoms[1].frac, [0.25; 3]);
+                        assert_eq!(
+                            spec.kpoints,
+                            Kpoints::MonkhorstPack {
+                                grid: [4, 4, 4],
+                                shift: [false; 3]
+                            }
+                        );
+                        assert!(spec.species[0]
+                            .pseudo
+                            .ends_with("pseudos/gth/Si-q4.lda.gth"));
+                        assert_eq!(
+                            spec.species[0].pseudo,
+                            np.path().join("../../../pseudos/gth/Si-q4.lda.gth")
+                        );
+                        assert_eq!(spec.functional, "lda_pz");
+                    }
+                    "al1_lda_gth" => assert_eq!(spec.smearing, Smearing::Gaussian(0.01)),
+                    "h1_lsda_gth_box" => assert!(matches!(
+                        spec.spin,
+                        Spin::Collinear { total_magnetization: Some(t), .. } if t == 1.0
+                    )),
+                    "si2_pbe_dojo" | "si2_pbe_sg15" => assert_eq!(spec.functional, "pbe"),
+                    "si64_lda_gth_gamma" => {
+                        assert_eq!(spec.kpoints, Kpoints::Gamma);
+                        assert_eq!(spec.atoms.len(), 64);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        assert!(n > 0, "no pw.in found under {}", root.display());
+    }
+
+    /// Random mutations of valid inputs must give `Ok` or `Err`, never panic.
+    #[test]
+    fn mutations_never_panic() {
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let alphabet: Vec<char> = "0123456789.-+eEdD ,=/&!#'\"()[]{}\nabcxyzSi_ \u{e9}"
+            .chars()
+            .collect();
+        let seeds = [
+            super::qe::tests::SI2,
+            super::qe::tests::H1,
+            super::toml::tests::SI_TOML,
+        ];
+        for round in 0..3000 {
+            let base = seeds[round % seeds.len()];
+            let mut chars: Vec<char> = base.chars().collect();
+            for _ in 0..(1 + next() % 4) {
+                if chars.is_empty() {
+                    break;
+                }
+                let pos = (next() as usize) % chars.len();
+                match next() % 3 {
+                    0 => {
+                        chars.remove(pos);
+                    }
+                    1 => chars.insert(pos, alphabet[(next() as usize) % alphabet.len()]),
+                    _ => chars[pos] = alphabet[(next() as usize) % alphabet.len()],
+                }
+            }
+            let text: String = chars.into_iter().collect();
+            let path = Path::new("fuzz.in");
+            let _ = match detect_format(&text) {
+                InputFormat::QuantumEspresso => parse_qe_str(&text, path),
+                InputFormat::Toml => parse_toml_str(&text, path),
+            };
+            let _ = parse_qe_str(&text, path);
+            let _ = parse_toml_str(&text, path);
+        }
+        for garbage in [
+            "",
+            "\0\0",
+            "&",
+            "&system",
+            "/",
+            "K_POINTS automatic\n",
+            "ATOMIC_SPECIES\nSi\n",
+            "&system\n nat=99999999999999999999\n/\n",
+        ] {
+            let _ = parse_qe_str(garbage, Path::new("g"));
+            let _ = parse_toml_str(garbage, Path::new("g"));
+        }
+    }
+}

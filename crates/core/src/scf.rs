@@ -1,0 +1,316 @@
+//! The self-consistent field loop: a fixed point on the density.
+//!
+//! Each iteration: potentials from rho_in -> lowest bands at every (spin, k) by the eigensolver
+//! (warm-started, tolerance following the density residual) -> occupations -> rho_out -> energy
+//! E[psi, rho_out] -> Anderson/Kerker mixing. Converged when both the energy change and the
+//! density residual sqrt(\int |rho_out - rho_in|^2) are below their tolerances.
+
+use crate::basis::Basis;
+use crate::density::{self, Density};
+use crate::eigensolver::lobpcg::lobpcg;
+use crate::energies::Energies;
+use crate::hamiltonian::KHamiltonian;
+use crate::mixing::AndersonMixer;
+use crate::model::Model;
+use crate::occupation::{self, Occupations};
+use crate::rng::SplitMix64;
+use crate::symmetry::DensitySymmetrizer;
+use crate::terms::{ewald::ewald_energy, hartree, kinetic, local::LocalPotential, nonlocal::KProjectors, sphere_to_real, xc};
+use num_complex::Complex64;
+use planewave_linalg::Mat;
+use std::time::Instant;
+
+/// SCF parameters.
+#[derive(Debug, Clone)]
+pub struct ScfParams {
+    /// Number of bands per k-point and spin.
+    pub nbands: usize,
+    /// Stop when |E_n - E_{n-1}| is below this (Ha)...
+    pub energy_tolerance: f64,
+    /// ...and the density residual is below this (electrons/bohr^{3/2}).
+    pub density_tolerance: f64,
+    /// Iteration limit.
+    pub max_iterations: usize,
+    /// Anderson damping.
+    pub mixing_beta: f64,
+    /// Anderson history length.
+    pub mixing_depth: usize,
+    /// Kerker wave vector (1/bohr); 0 disables Kerker.
+    pub kerker_q0: f64,
+    /// Seed of the random starting wavefunctions.
+    pub seed: u64,
+}
+
+/// What one iteration reports.
+#[derive(Debug, Clone)]
+pub struct IterationInfo {
+    /// 1-based iteration number.
+    pub iteration: usize,
+    /// Free energy F (Ha).
+    pub energy: f64,
+    /// Change of F from the previous iteration (Ha); NaN on the first.
+    pub delta_e: f64,
+    /// Density residual.
+    pub residual: f64,
+    /// Seconds spent in this iteration.
+    pub seconds: f64,
+    /// Average eigensolver iterations per (spin, k).
+    pub eigensolver_iterations: f64,
+}
+
+/// Timings per phase, seconds.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Timings {
+    /// Set-up (potentials, projectors, Ewald, guess).
+    pub setup: f64,
+    /// Eigensolver.
+    pub eigensolver: f64,
+    /// Density construction.
+    pub density: f64,
+    /// Potentials and energies.
+    pub potentials: f64,
+    /// Mixing.
+    pub mixing: f64,
+    /// Whole SCF.
+    pub total: f64,
+}
+
+/// The converged (or last) state.
+#[derive(Debug)]
+pub struct ScfResult {
+    /// Whether the tolerances were met.
+    pub converged: bool,
+    /// Iterations done.
+    pub iterations: usize,
+    /// Energy terms.
+    pub energies: Energies,
+    /// Eigenvalues[spin][k][band] (Ha, QE convention: includes the alpha Z shift).
+    pub eigenvalues: Vec<Vec<Vec<f64>>>,
+    /// Occupations and Fermi level.
+    pub occupations: Occupations,
+    /// Final (output) density.
+    pub density: Density,
+    /// Total and absolute magnetisation (bohr magnetons per cell).
+    pub magnetization: (f64, f64),
+    /// Wavefunctions[spin][k].
+    pub wavefunctions: Vec<Vec<Mat<Complex64>>>,
+    /// Per-iteration history.
+    pub history: Vec<IterationInfo>,
+    /// Timings.
+    pub timings: Timings,
+}
+
+/// Everything that depends on the positions but not on the density.
+struct Fixed {
+    vloc: LocalPotential,
+    projectors: Vec<KProjectors>,
+    ewald: f64,
+    core: Option<(Vec<Complex64>, Vec<f64>)>,
+    symmetrizer: Option<DensitySymmetrizer>,
+}
+
+/// Mixing representation (total, magnetisation) <-> spin channels (up, down).
+fn to_mix(g: &[Vec<Complex64>]) -> Vec<Vec<Complex64>> {
+    if g.len() == 1 {
+        return g.to_vec();
+    }
+    let t = g[0].iter().zip(&g[1]).map(|(u, d)| u + d).collect();
+    let m = g[0].iter().zip(&g[1]).map(|(u, d)| u - d).collect();
+    vec![t, m]
+}
+fn from_mix(g: &[Vec<Complex64>]) -> Vec<Vec<Complex64>> {
+    if g.len() == 1 {
+        return g.to_vec();
+    }
+    let u = g[0].iter().zip(&g[1]).map(|(t, m)| 0.5 * (t + m)).collect();
+    let d = g[0].iter().zip(&g[1]).map(|(t, m)| 0.5 * (t - m)).collect();
+    vec![u, d]
+}
+
+/// Potentials (per spin, on the grid) and the density-dependent energies for a density.
+fn potentials(model: &Model, basis: &Basis, fixed: &Fixed, rho: &Density) -> (Vec<Vec<f64>>, f64, f64, f64) {
+    let total_g = rho.total_g();
+    let (vh_g, e_h) = hartree::potential_and_energy(basis, &total_g);
+    let vh_r = sphere_to_real(basis, &vh_g);
+    let nspin = rho.r.len();
+    let (xc_r, xc_g): (Vec<Vec<f64>>, Vec<Vec<Complex64>>) = match &fixed.core {
+        Some((cg, cr)) => {
+            let f = 1.0 / nspin as f64;
+            (
+                rho.r.iter().map(|c| c.iter().zip(cr).map(|(a, b)| a + f * b).collect()).collect(),
+                rho.g.iter().map(|c| c.iter().zip(cg).map(|(a, b)| a + b * f).collect()).collect(),
+            )
+        }
+        None => (rho.r.clone(), rho.g.clone()),
+    };
+    let xcres = xc::compute(model.functional, basis, &xc_r, &xc_g);
+    let v: Vec<Vec<f64>> = xcres
+        .potential
+        .iter()
+        .map(|vx| vx.iter().zip(&vh_r).zip(&fixed.vloc.values_r).map(|((a, b), c)| a + b + c).collect())
+        .collect();
+    let e_loc = fixed.vloc.energy(basis, &rho.total_r());
+    (v, e_h, xcres.energy, e_loc)
+}
+
+fn random_block(npw: usize, nb: usize, kinetic: &[f64], rng: &mut SplitMix64) -> Mat<Complex64> {
+    Mat::from_fn(npw, nb, |i, _| {
+        let d = 1.0 / (1.0 + kinetic[i]);
+        Complex64::new(rng.next_centered() * d, rng.next_centered() * d)
+    })
+}
+
+/// Run the SCF for `model` on `basis`. `on_iteration` is called after every iteration.
+pub fn run(
+    model: &Model,
+    basis: &Basis,
+    params: &ScfParams,
+    mut on_iteration: impl FnMut(&IterationInfo),
+) -> Result<ScfResult, String> {
+    let t_start = Instant::now();
+    let mut timings = Timings::default();
+    let nspin = model.nspin();
+    let nk = basis.kpoints.len();
+    let fixed = Fixed {
+        vloc: LocalPotential::new(model, basis),
+        projectors: basis.kpoints.iter().map(|k| KProjectors::new(model, k, basis.volume)).collect(),
+        ewald: ewald_energy(&model.crystal, &model.atom_charges()),
+        core: density::core_density(model, basis),
+        symmetrizer: if model.symmetries.len() > 1 {
+            Some(DensitySymmetrizer::new(&model.symmetries, &basis.rho_millers)?)
+        } else {
+            None
+        },
+    };
+    let weights: Vec<f64> = basis.kpoints.iter().map(|k| k.weight).collect();
+    let mut rho_in = density::atomic_guess(model, basis);
+    let mut rng = SplitMix64::new(params.seed);
+    let mut psi: Vec<Vec<Mat<Complex64>>> = (0..nspin)
+        .map(|_| basis.kpoints.iter().map(|k| random_block(k.npw(), params.nbands, &k.kinetic, &mut rng)).collect())
+        .collect();
+    for k in &basis.kpoints {
+        if k.npw() < params.nbands {
+            return Err(format!(
+                "only {} plane waves at k = {:?} for {} bands: raise ecut or lower nbands",
+                k.npw(),
+                k.frac,
+                params.nbands
+            ));
+        }
+    }
+    let mut mixer = AndersonMixer::new(params.mixing_beta, params.mixing_depth, params.kerker_q0, &basis.rho_g2, nspin);
+    timings.setup = t_start.elapsed().as_secs_f64();
+
+    let mut history: Vec<IterationInfo> = Vec::new();
+    let mut e_prev = f64::NAN;
+    let mut residual: f64 = 1.0;
+    let mut converged = false;
+    let mut last = None;
+    for iteration in 1..=params.max_iterations {
+        let t_it = Instant::now();
+        let t0 = Instant::now();
+        let (veff, _, _, _) = potentials(model, basis, &fixed, &rho_in);
+        timings.potentials += t0.elapsed().as_secs_f64();
+        // Eigensolver tolerance follows the SCF: loose early, tight near convergence.
+        let tol: f64 = if iteration == 1 { 1e-2 } else { (residual * 0.05).clamp(1e-11, 1e-2) };
+        let maxiter = if iteration == 1 { 100 } else { 40 };
+        let t0 = Instant::now();
+        let mut eig = vec![vec![Vec::new(); nk]; nspin];
+        let mut eig_iters = 0usize;
+        for s in 0..nspin {
+            for (k, kpt) in basis.kpoints.iter().enumerate() {
+                let h = KHamiltonian {
+                    kpt,
+                    fft: &basis.fft,
+                    veff: &veff[s],
+                    proj: &fixed.projectors[k],
+                };
+                let x0 = std::mem::replace(&mut psi[s][k], Mat::zeros(0, 0));
+                let r = lobpcg(&h, x0, tol, maxiter);
+                eig_iters += r.iterations;
+                eig[s][k] = r.values;
+                psi[s][k] = r.vectors;
+            }
+        }
+        timings.eigensolver += t0.elapsed().as_secs_f64();
+        let occ = occupation::compute(model, &eig, &weights)?;
+        let t0 = Instant::now();
+        let rho_out = density::from_wavefunctions(basis, &psi, &occ.occ, fixed.symmetrizer.as_ref());
+        timings.density += t0.elapsed().as_secs_f64();
+        // Energies of (psi, rho_out).
+        let t0 = Instant::now();
+        let (_, e_h, e_xc, e_loc) = potentials(model, basis, &fixed, &rho_out);
+        let (mut e_kin, mut e_nl) = (0.0, 0.0);
+        for s in 0..nspin {
+            for (k, kpt) in basis.kpoints.iter().enumerate() {
+                let x = &psi[s][k];
+                let tk = kinetic::band_energies(kpt, x);
+                let nl = fixed.projectors[k].band_energies(x.as_ref());
+                for b in 0..params.nbands {
+                    let w = kpt.weight * occ.occ[s][k][b];
+                    e_kin += w * tk[b];
+                    e_nl += w * nl[b];
+                }
+            }
+        }
+        let energies = Energies {
+            kinetic: e_kin,
+            local: e_loc,
+            nonlocal: e_nl,
+            hartree: e_h,
+            xc: e_xc,
+            ewald: fixed.ewald,
+            minus_ts: occ.minus_ts,
+        };
+        timings.potentials += t0.elapsed().as_secs_f64();
+        let mix_in = to_mix(&rho_in.g);
+        let mix_out = to_mix(&rho_out.g);
+        residual = mix_in
+            .iter()
+            .flatten()
+            .zip(mix_out.iter().flatten())
+            .map(|(a, b)| (a - b).norm_sqr())
+            .sum::<f64>()
+            .sqrt()
+            * basis.volume.sqrt();
+        let e = energies.total();
+        let delta_e = e - e_prev;
+        e_prev = e;
+        let info = IterationInfo {
+            iteration,
+            energy: e,
+            delta_e,
+            residual,
+            seconds: t_it.elapsed().as_secs_f64(),
+            eigensolver_iterations: eig_iters as f64 / (nspin * nk) as f64,
+        };
+        on_iteration(&info);
+        history.push(info);
+        let done = delta_e.abs() < params.energy_tolerance && residual < params.density_tolerance;
+        if done {
+            converged = true;
+            last = Some((energies, eig, occ, rho_out));
+            break;
+        }
+        let t0 = Instant::now();
+        let next = mixer.next(&mix_in, &mix_out);
+        rho_in = Density::from_g(basis, from_mix(&next));
+        timings.mixing += t0.elapsed().as_secs_f64();
+        last = Some((energies, eig, occ, rho_out));
+    }
+    let (energies, eigenvalues, occupations, density) = last.ok_or("max_iterations is 0: nothing was computed")?;
+    timings.total = t_start.elapsed().as_secs_f64();
+    let magnetization = density.magnetization(basis);
+    Ok(ScfResult {
+        converged,
+        iterations: history.len(),
+        energies,
+        eigenvalues,
+        occupations,
+        density,
+        magnetization,
+        wavefunctions: psi,
+        history,
+        timings,
+    })
+}

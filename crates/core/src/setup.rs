@@ -1,0 +1,236 @@
+//! From a validated [`RunSpec`] to a [`Model`], a [`Basis`] and SCF parameters: reads the
+//! pseudopotentials, counts electrons, finds the symmetries, reduces the k-points, chooses the
+//! number of bands, and refuses set-ups that cannot run (with the key to change).
+
+use crate::basis::Basis;
+use crate::crystal::{Atom, Crystal};
+use crate::input::{InputError, Kpoints, RunSpec, Smearing as InSmearing, Spin};
+use crate::model::{Model, Species, SpinMode};
+use crate::pseudo::Pseudopotential;
+use crate::scf::ScfParams;
+use crate::smearing::Smearing;
+use crate::symmetry::{find_symmetries, monkhorst_pack, reduce_kpoints, SymOp};
+use crate::xc::Functional;
+
+/// A run ready to start.
+#[derive(Debug)]
+pub struct Setup {
+    /// The input it came from.
+    pub spec: RunSpec,
+    /// The physical system.
+    pub model: Model,
+    /// The discretisation.
+    pub basis: Basis,
+    /// SCF parameters.
+    pub params: ScfParams,
+    /// Number of k-points before symmetry reduction.
+    pub nk_full: usize,
+    /// Estimated peak memory (bytes).
+    pub memory_estimate: f64,
+    /// Non-fatal remarks for the user.
+    pub warnings: Vec<String>,
+}
+
+fn err(spec: &RunSpec, key: &str, msg: impl Into<String>, hint: impl Into<String>) -> InputError {
+    InputError::new(&spec.source, msg).with_key(key).with_hint(hint)
+}
+
+/// Build the model, basis and parameters of `spec`.
+pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
+    let mut warnings = Vec::new();
+    // Pseudopotentials.
+    let mut species = Vec::new();
+    for s in &spec.species {
+        let key = format!("species.{}.pseudo", s.symbol);
+        if !s.pseudo.is_file() {
+            return Err(err(
+                &spec,
+                &key,
+                format!("pseudopotential file {} not found", s.pseudo.display()),
+                "paths are relative to the input file's folder",
+            ));
+        }
+        let pseudo = Pseudopotential::from_file(&s.pseudo).map_err(|e| {
+            err(&spec, &key, format!("cannot read pseudopotential: {e}"), "check that the file is a complete UPF (v1/v2), CP2K GTH or ABINIT pspcod-10 file")
+        })?;
+        if !pseudo.symbol.eq_ignore_ascii_case(&s.symbol) && crate::pseudo::atomic_number(&s.symbol).is_some() {
+            warnings.push(format!(
+                "species {} uses a pseudopotential for element {} ({})",
+                s.symbol,
+                pseudo.symbol,
+                s.pseudo.display()
+            ));
+        }
+        species.push(Species {
+            symbol: s.symbol.clone(),
+            pseudo,
+            path: s.pseudo.clone(),
+        });
+    }
+    let index_of = |sym: &str| species.iter().position(|s| s.symbol == sym);
+    let mut atoms = Vec::new();
+    for a in &spec.atoms {
+        let Some(i) = index_of(&a.species) else {
+            return Err(err(&spec, "atoms", format!("atom species {} has no pseudopotential", a.species), format!("add a [species.{}] table with a pseudo file", a.species)));
+        };
+        atoms.push(Atom { species: i, frac: a.frac });
+    }
+    let crystal = Crystal::new(spec.lattice, atoms).map_err(|m| err(&spec, "structure.lattice", m, "check the lattice vectors"))?;
+    let functional = Functional::from_name(&spec.functional).ok_or_else(|| {
+        err(&spec, "model.functional", format!("unknown functional {}", spec.functional), "use lda_pz, lda_pw, lda_vwn or pbe")
+    })?;
+    let zsum: f64 = crystal.atoms.iter().map(|a| species[a.species].pseudo.z_valence).sum();
+    let n_electrons = zsum - spec.charge;
+    if n_electrons <= 0.0 {
+        return Err(err(&spec, "model.charge", format!("the cell has {n_electrons} electrons"), "the net charge must leave at least one electron"));
+    }
+    let smearing = match spec.smearing {
+        InSmearing::None => Smearing::None,
+        InSmearing::Gaussian(w) => Smearing::Gaussian(w),
+        InSmearing::FermiDirac(w) => Smearing::FermiDirac(w),
+        InSmearing::MethfesselPaxton(w) => Smearing::MethfesselPaxton(w),
+        InSmearing::MarzariVanderbilt(w) => Smearing::MarzariVanderbilt(w),
+    };
+    let (spin, starting_magnetization) = match &spec.spin {
+        Spin::None => (SpinMode::None, vec![0.0; crystal.atoms.len()]),
+        Spin::Collinear { starting_magnetization, total_magnetization } => (
+            SpinMode::Collinear { total_magnetization: *total_magnetization },
+            starting_magnetization.clone(),
+        ),
+    };
+    // Electron-count checks for integer occupations.
+    let occupied: f64 = match (&spin, smearing) {
+        (SpinMode::None, Smearing::None) => {
+            if (n_electrons / 2.0 - (n_electrons / 2.0).round()).abs() > 1e-8 {
+                return Err(err(&spec, "model.smearing", format!("{n_electrons} electrons (an odd number) cannot fill doubly occupied bands without smearing"), "set a smearing (e.g. smearing = \"gaussian\", smearing_width = 0.01) or spin = \"collinear\" with total_magnetization"));
+            }
+            n_electrons / 2.0
+        }
+        (SpinMode::Collinear { total_magnetization: Some(m) }, _) => {
+            let up = (n_electrons + m) / 2.0;
+            let dn = (n_electrons - m) / 2.0;
+            if dn < -1e-8 {
+                return Err(err(&spec, "model.total_magnetization", format!("a moment of {m} needs more than the {n_electrons} electrons of the cell"), "lower total_magnetization"));
+            }
+            if smearing == Smearing::None && ((up - up.round()).abs() > 1e-8 || (dn - dn.round()).abs() > 1e-8) {
+                return Err(err(&spec, "model.total_magnetization", format!("{n_electrons} electrons with moment {m} give fractional spin-channel occupations"), "choose a moment with the parity of the electron count, or use smearing"));
+            }
+            up.max(dn)
+        }
+        (SpinMode::Collinear { total_magnetization: None }, Smearing::None) => {
+            return Err(err(&spec, "model.spin", "collinear spin without smearing needs a fixed total magnetization", "set total_magnetization, or a smearing to let the moment relax"));
+        }
+        _ => n_electrons / 2.0,
+    };
+    let nbands = match spec.nbands {
+        Some(n) => n,
+        None => {
+            if smearing == Smearing::None {
+                occupied.ceil() as usize
+            } else {
+                let half = n_electrons / 2.0;
+                ((1.2 * half).round() as usize).max(half.round() as usize + 4)
+            }
+        }
+    };
+    // Bands per spin channel: all occupied ones, plus at least one more with smearing.
+    let needed = occupied.ceil() as usize + usize::from(smearing != Smearing::None);
+    if nbands < needed {
+        return Err(err(
+            &spec,
+            "basis.nbands",
+            format!("{nbands} bands cannot hold {n_electrons} electrons"),
+            format!("use at least {needed} bands"),
+        ));
+    }
+    // Symmetry and k-points.
+    let kfull: Vec<[f64; 3]>;
+    let mut kpoints: Vec<([f64; 3], f64)>;
+    let mut symmetries = vec![SymOp::identity()];
+    if spec.use_symmetry && !matches!(spec.kpoints, Kpoints::Explicit(_)) {
+        let types: Vec<usize> = crystal
+            .atoms
+            .iter()
+            .zip(&starting_magnetization)
+            .map(|(a, m)| a.species * 1000 + ((m * 100.0).round() as i64 + 500) as usize)
+            .collect();
+        let frac: Vec<[f64; 3]> = crystal.atoms.iter().map(|a| a.frac).collect();
+        match find_symmetries(&crystal.lattice, &frac, &types, 1e-5) {
+            Ok(ops) => symmetries = ops,
+            Err(e) => warnings.push(format!("symmetry search failed ({e}); running without symmetry")),
+        }
+    }
+    match &spec.kpoints {
+        Kpoints::Gamma => {
+            kfull = vec![[0.0; 3]];
+            kpoints = vec![([0.0; 3], 1.0)];
+        }
+        Kpoints::MonkhorstPack { grid, shift } => {
+            kfull = monkhorst_pack(*grid, *shift);
+            let set = reduce_kpoints(&kfull, &symmetries, true);
+            kpoints = set.kpoints.into_iter().zip(set.weights).collect();
+        }
+        Kpoints::Explicit(list) => {
+            kfull = list.iter().map(|p| p.0).collect();
+            kpoints = list.clone();
+        }
+    }
+    let wsum: f64 = kpoints.iter().map(|k| k.1).sum();
+    for k in &mut kpoints {
+        k.1 /= wsum;
+    }
+    let model = Model {
+        crystal,
+        species,
+        functional,
+        smearing,
+        spin,
+        starting_magnetization,
+        n_electrons,
+        symmetries,
+    };
+    // Memory estimate before allocating the basis.
+    let npw_est = model.crystal.volume * (2.0 * spec.ecut).powf(1.5) / (6.0 * std::f64::consts::PI.powi(2));
+    let nproj: f64 = model.crystal.atoms.iter().map(|a| model.species[a.species].pseudo.projectors.iter().map(|p| (2 * p.l + 1) as f64).sum::<f64>()).sum();
+    let grid_est = 8.0 * 8.0 * npw_est * 16.0;
+    let nk = kpoints.len() as f64;
+    let memory_estimate = 16.0 * npw_est * (nk * model.nspin() as f64 * nbands as f64 * 7.0 + nk * nproj) + 20.0 * grid_est;
+    let available = available_memory();
+    if memory_estimate > 0.8 * available {
+        return Err(err(&spec, "basis.ecut", format!("ecut = {} Ha needs about {:.1} GiB, more than this machine's {:.1} GiB", spec.ecut, memory_estimate / 2f64.powi(30), available / 2f64.powi(30)), "lower ecut (typical values: 10-50 Ha) or run on more memory"));
+    }
+    let basis = Basis::new(&model, spec.ecut, &kpoints);
+    let params = ScfParams {
+        nbands,
+        energy_tolerance: spec.scf.energy_tolerance,
+        density_tolerance: spec.scf.density_tolerance,
+        max_iterations: spec.scf.max_iterations,
+        mixing_beta: spec.scf.mixing.beta,
+        mixing_depth: spec.scf.mixing.depth,
+        kerker_q0: spec.scf.mixing.kerker_q0,
+        seed: spec.scf.seed,
+    };
+    Ok(Setup {
+        nk_full: kfull.len(),
+        spec,
+        model,
+        basis,
+        params,
+        memory_estimate,
+        warnings,
+    })
+}
+
+/// Physical memory of this machine (bytes); a large default when unknown.
+fn available_memory() -> f64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<f64>().ok())
+        })
+        .map(|kb| kb * 1024.0)
+        .unwrap_or(64.0 * 2f64.powi(30))
+}

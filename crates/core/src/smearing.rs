@@ -1,0 +1,118 @@
+//! Occupation smearing: occupation function f(x) and entropy S(x) of x = (eps - mu) / width.
+//!
+//! Conventions (as DFTK and QE): Gaussian f = erfc(x)/2, S = e^{-x^2}/(2 sqrt pi);
+//! Fermi–Dirac f = 1/(1+e^x), S = -f ln f - (1-f) ln(1-f); Methfessel–Paxton order 1
+//! f = erfc(x)/2 - x e^{-x^2}/(2 sqrt pi), S = (1 - 2x^2) e^{-x^2}/(4 sqrt pi); Marzari–Vanderbilt
+//! (cold) with y = x + 1/sqrt 2: f = erfc(y)/2 + e^{-y^2}/sqrt(2 pi), S = y e^{-y^2}/sqrt(2 pi).
+//! In every case dS/dx = x df/dx, and the free energy is F = E - T S with
+//! -TS = -width * sum_nk w_k f_max S(x_nk).
+
+use crate::special::erfc;
+use std::f64::consts::PI;
+
+/// Smearing kind and width (Ha).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Smearing {
+    /// No smearing: integer occupations (insulators, fixed moments).
+    None,
+    /// Gaussian of the given width.
+    Gaussian(f64),
+    /// Fermi–Dirac at temperature k_B T = width.
+    FermiDirac(f64),
+    /// Methfessel–Paxton, first order.
+    MethfesselPaxton(f64),
+    /// Marzari–Vanderbilt cold smearing.
+    MarzariVanderbilt(f64),
+}
+
+impl Smearing {
+    /// Width in Ha (0 for `None`).
+    pub fn width(&self) -> f64 {
+        match *self {
+            Smearing::None => 0.0,
+            Smearing::Gaussian(w)
+            | Smearing::FermiDirac(w)
+            | Smearing::MethfesselPaxton(w)
+            | Smearing::MarzariVanderbilt(w) => w,
+        }
+    }
+
+    /// Name for output.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Smearing::None => "none",
+            Smearing::Gaussian(_) => "gaussian",
+            Smearing::FermiDirac(_) => "fermi-dirac",
+            Smearing::MethfesselPaxton(_) => "methfessel-paxton",
+            Smearing::MarzariVanderbilt(_) => "marzari-vanderbilt",
+        }
+    }
+
+    /// Occupation (between 0 and 1, MP may overshoot slightly) at x = (eps - mu) / width.
+    pub fn occupation(&self, x: f64) -> f64 {
+        match self {
+            Smearing::None => {
+                if x < 0.0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            Smearing::Gaussian(_) => 0.5 * erfc(x),
+            Smearing::FermiDirac(_) => {
+                if x > 0.0 {
+                    let e = (-x).exp();
+                    e / (1.0 + e)
+                } else {
+                    1.0 / (1.0 + x.exp())
+                }
+            }
+            Smearing::MethfesselPaxton(_) => 0.5 * erfc(x) - x * (-x * x).exp() / (2.0 * PI.sqrt()),
+            Smearing::MarzariVanderbilt(_) => {
+                let y = x + std::f64::consts::FRAC_1_SQRT_2;
+                0.5 * erfc(y) + (-y * y).exp() / (2.0 * PI).sqrt()
+            }
+        }
+    }
+
+    /// Entropy function S(x).
+    pub fn entropy(&self, x: f64) -> f64 {
+        match self {
+            Smearing::None => 0.0,
+            Smearing::Gaussian(_) => (-x * x).exp() / (2.0 * PI.sqrt()),
+            Smearing::FermiDirac(_) => {
+                let f = self.occupation(x);
+                let term = |p: f64| if p > 0.0 { -p * p.ln() } else { 0.0 };
+                term(f) + term(1.0 - f)
+            }
+            Smearing::MethfesselPaxton(_) => (1.0 - 2.0 * x * x) * (-x * x).exp() / (4.0 * PI.sqrt()),
+            Smearing::MarzariVanderbilt(_) => {
+                let y = x + std::f64::consts::FRAC_1_SQRT_2;
+                y * (-y * y).exp() / (2.0 * PI).sqrt()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entropy_derivative_is_x_times_occupation_derivative() {
+        for s in [
+            Smearing::Gaussian(0.01),
+            Smearing::FermiDirac(0.01),
+            Smearing::MethfesselPaxton(0.01),
+            Smearing::MarzariVanderbilt(0.01),
+        ] {
+            for &x in &[-2.0, -0.7, 0.0, 0.3, 1.5] {
+                let h = 1e-5;
+                let ds = (s.entropy(x + h) - s.entropy(x - h)) / (2.0 * h);
+                let df = (s.occupation(x + h) - s.occupation(x - h)) / (2.0 * h);
+                assert!((ds - x * df).abs() < 1e-8, "{s:?} x={x}: {ds} vs {}", x * df);
+            }
+            assert!((s.occupation(-30.0) - 1.0).abs() < 1e-12 && s.occupation(30.0).abs() < 1e-12);
+        }
+    }
+}

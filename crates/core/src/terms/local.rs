@@ -1,0 +1,40 @@
+//! Local pseudopotential: V_loc(G) = (1/Omega) sum_atoms e^{-iG.tau} v(|G|) on the density sphere.
+//!
+//! The G = 0 component is the "alpha Z" constant (1/Omega) sum_atoms \int (V_loc(r) + Z/r) d^3r,
+//! so E_loc = \int V_loc rho includes E_alphaZ = N_el/Omega sum alpha, and eigenvalues carry that
+//! shift as in Quantum ESPRESSO.
+
+use crate::basis::Basis;
+use crate::model::Model;
+use num_complex::Complex64;
+
+/// The local pseudopotential on the density sphere and on the grid.
+#[derive(Debug, Clone)]
+pub struct LocalPotential {
+    /// V_loc(G) on the density sphere (Ha).
+    pub values_g: Vec<Complex64>,
+    /// V_loc(r) on the FFT grid (Ha).
+    pub values_r: Vec<f64>,
+}
+
+impl LocalPotential {
+    /// Build V_loc for the atoms of `model` on `basis`.
+    pub fn new(model: &Model, basis: &Basis) -> Self {
+        let values_g = super::structure_factor_sum(model, basis, |s, q| {
+            let p = &model.species[s].pseudo;
+            if q < 1e-12 {
+                p.local_fourier_g0()
+            } else {
+                p.local_fourier(q)
+            }
+        });
+        let values_r = super::sphere_to_real(basis, &values_g);
+        Self { values_g, values_r }
+    }
+
+    /// E_loc = \int V_loc(r) rho(r) dr for the total density on the grid.
+    pub fn energy(&self, basis: &Basis, rho_total_r: &[f64]) -> f64 {
+        let dv = basis.volume / basis.grid_len() as f64;
+        self.values_r.iter().zip(rho_total_r).map(|(v, r)| v * r).sum::<f64>() * dv
+    }
+}

@@ -1,0 +1,70 @@
+//! The energy terms of the Kohn–Sham functional, one file each.
+//!
+//! Density terms ([`local`], [`hartree`], [`xc`]) turn a density into a potential on the FFT grid
+//! and an energy; wavefunction terms ([`kinetic`], [`nonlocal`]) act on blocks of bands;
+//! [`ewald`] depends on the ions only. Energies are in Ha, potentials in Ha on the grid.
+
+pub mod ewald;
+pub mod hartree;
+pub mod kinetic;
+pub mod local;
+pub mod nonlocal;
+pub mod xc;
+
+/// Values on the density sphere from per-species form factors:
+/// `out[G] = (1/Omega) sum_atoms e^{-iG.tau} f_species(|G|)`.
+pub(crate) fn structure_factor_sum(
+    model: &crate::model::Model,
+    basis: &crate::basis::Basis,
+    form_factor: impl Fn(usize, f64) -> f64,
+) -> Vec<num_complex::Complex64> {
+    use num_complex::Complex64;
+    let n = basis.rho_g.len();
+    let mut out = vec![Complex64::new(0.0, 0.0); n];
+    for (s, _) in model.species.iter().enumerate() {
+        let atoms: Vec<[f64; 3]> = model
+            .crystal
+            .atoms
+            .iter()
+            .filter(|a| a.species == s)
+            .map(|a| a.frac)
+            .collect();
+        if atoms.is_empty() {
+            continue;
+        }
+        for (i, m) in basis.rho_millers.iter().enumerate() {
+            let q = basis.rho_g2[i].sqrt();
+            let f = form_factor(s, q) / basis.volume;
+            let mut sf = Complex64::new(0.0, 0.0);
+            for x in &atoms {
+                let ph = -2.0
+                    * std::f64::consts::PI
+                    * (m[0] as f64 * x[0] + m[1] as f64 * x[1] + m[2] as f64 * x[2]);
+                sf += Complex64::from_polar(1.0, ph);
+            }
+            out[i] += sf * f;
+        }
+    }
+    out
+}
+
+/// Real-space values on the grid of a field given on the density sphere.
+pub(crate) fn sphere_to_real(basis: &crate::basis::Basis, field_g: &[num_complex::Complex64]) -> Vec<f64> {
+    let n = basis.grid_len();
+    let mut grid = vec![num_complex::Complex64::new(0.0, 0.0); n];
+    let mut work = grid.clone();
+    basis.rho_map.scatter(field_g, &mut grid);
+    basis.fft.backward(&mut grid, &mut work);
+    grid.iter().map(|z| z.re).collect()
+}
+
+/// Density-sphere coefficients of a real field on the grid (`f(G) = (1/N) sum_r f(r) e^{-iGr}`).
+pub(crate) fn real_to_sphere(basis: &crate::basis::Basis, field_r: &[f64]) -> Vec<num_complex::Complex64> {
+    let mut grid: Vec<num_complex::Complex64> =
+        field_r.iter().map(|&x| num_complex::Complex64::new(x, 0.0)).collect();
+    let mut work = grid.clone();
+    basis.fft.forward(&mut grid, &mut work);
+    let mut out = vec![num_complex::Complex64::new(0.0, 0.0); basis.rho_millers.len()];
+    basis.rho_map.gather(&grid, 1.0, &mut out);
+    out
+}

@@ -1,0 +1,99 @@
+//! Exchange–correlation on the FFT grid: LDA pointwise, GGA with gradients taken in G-space.
+//!
+//! Input: the spin densities on the grid and on the density sphere (with the pseudo-core density
+//! already added for NLCC). For GGA the potential is v = de/drho - div(h), h = 2 vsigma grad rho
+//! (spin: h_up = 2 v_uu grad rho_up + v_ud grad rho_dn), the divergence taken on the density
+//! sphere as Quantum ESPRESSO does. E_xc = (Omega/N) sum_r e(r).
+
+use crate::basis::Basis;
+use crate::xc::{evaluate, n_sigma, Functional};
+use num_complex::Complex64;
+
+/// XC energy (Ha) and potential per spin channel on the grid (Ha).
+#[derive(Debug, Clone)]
+pub struct XcResult {
+    /// E_xc.
+    pub energy: f64,
+    /// v_xc for each spin channel.
+    pub potential: Vec<Vec<f64>>,
+}
+
+/// Gradient (3 Cartesian components on the grid) of a field given on the density sphere.
+fn gradient(basis: &Basis, field_g: &[Complex64]) -> [Vec<f64>; 3] {
+    [0, 1, 2].map(|a| {
+        let d: Vec<Complex64> = field_g
+            .iter()
+            .zip(&basis.rho_g)
+            .map(|(f, g)| Complex64::new(0.0, g[a]) * f)
+            .collect();
+        super::sphere_to_real(basis, &d)
+    })
+}
+
+/// Divergence of a vector field on the grid, band-limited to the density sphere.
+fn divergence(basis: &Basis, h: &[Vec<f64>; 3]) -> Vec<f64> {
+    let mut acc = vec![Complex64::new(0.0, 0.0); basis.rho_g.len()];
+    for (a, comp) in h.iter().enumerate() {
+        let hg = super::real_to_sphere(basis, comp);
+        for ((d, x), g) in acc.iter_mut().zip(&hg).zip(&basis.rho_g) {
+            *d += Complex64::new(0.0, g[a]) * x;
+        }
+    }
+    super::sphere_to_real(basis, &acc)
+}
+
+/// Evaluate the functional for spin densities `rho_r` (grid) / `rho_g` (sphere).
+pub fn compute(functional: Functional, basis: &Basis, rho_r: &[Vec<f64>], rho_g: &[Vec<Complex64>]) -> XcResult {
+    let nspin = rho_r.len();
+    let n = basis.grid_len();
+    let dv = basis.volume / n as f64;
+    let rho: Vec<&[f64]> = rho_r.iter().map(|r| r.as_slice()).collect();
+    if !functional.is_gga() {
+        let out = evaluate(functional, &rho, &[]);
+        let energy = out.e.iter().sum::<f64>() * dv;
+        return XcResult {
+            energy,
+            potential: out.vrho,
+        };
+    }
+    let grads: Vec<[Vec<f64>; 3]> = rho_g.iter().map(|g| gradient(basis, g)).collect();
+    let dotp = |a: &[Vec<f64>; 3], b: &[Vec<f64>; 3]| -> Vec<f64> {
+        (0..n)
+            .map(|i| a[0][i] * b[0][i] + a[1][i] * b[1][i] + a[2][i] * b[2][i])
+            .collect()
+    };
+    let sigma: Vec<Vec<f64>> = if nspin == 1 {
+        vec![dotp(&grads[0], &grads[0])]
+    } else {
+        vec![
+            dotp(&grads[0], &grads[0]),
+            dotp(&grads[0], &grads[1]),
+            dotp(&grads[1], &grads[1]),
+        ]
+    };
+    debug_assert_eq!(sigma.len(), n_sigma(functional, nspin));
+    let sig: Vec<&[f64]> = sigma.iter().map(|s| s.as_slice()).collect();
+    let out = evaluate(functional, &rho, &sig);
+    let energy = out.e.iter().sum::<f64>() * dv;
+    let mut potential = out.vrho;
+    for s in 0..nspin {
+        // h_s = sum_t c_st grad rho_t with c = 2 v_ss and v_ud for the cross term.
+        let h: [Vec<f64>; 3] = [0, 1, 2].map(|a| {
+            (0..n)
+                .map(|i| {
+                    if nspin == 1 {
+                        2.0 * out.vsigma[0][i] * grads[0][a][i]
+                    } else {
+                        let (vss, other) = if s == 0 { (out.vsigma[0][i], 1) } else { (out.vsigma[2][i], 0) };
+                        2.0 * vss * grads[s][a][i] + out.vsigma[1][i] * grads[other][a][i]
+                    }
+                })
+                .collect()
+        });
+        let div = divergence(basis, &h);
+        for (v, d) in potential[s].iter_mut().zip(&div) {
+            *v -= d;
+        }
+    }
+    XcResult { energy, potential }
+}

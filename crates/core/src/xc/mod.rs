@@ -1,0 +1,423 @@
+//! Exchange-correlation functionals evaluated pointwise on real-space grids
+//! (Hartree atomic units), reproducing Quantum ESPRESSO 6.7 (`Modules/funct`,
+//! `xc_lda_lsda_drivers`, `xc_gga_drivers`) formula by formula, constant by
+//! constant, including its density thresholds.
+//!
+//! Supported functionals:
+//! * [`Functional::LdaPz`]: Slater exchange + Perdew-Zunger 81 correlation (QE `pz`, `'sla+pz'`);
+//! * [`Functional::LdaPw`]: Slater exchange + Perdew-Wang 92 correlation (QE `'sla+pw'`);
+//! * [`Functional::LdaVwn`]: Slater exchange + VWN5 correlation (QE `'sla+vwn'`);
+//! * [`Functional::Pbe`]: Slater + PW92 LDA part plus PBE exchange and
+//!   correlation gradient corrections (QE `pbe` = `sla+pw+pbx+pbc`).
+//!
+//! # Input / output conventions (libxc-like)
+//! * `nspin = 1`: `rho[0]` is the total density, `sigma[0] = |grad rho|^2`.
+//! * `nspin = 2`: `rho = [rho_up, rho_dw]`,
+//!   `sigma = [grad up . grad up, grad up . grad dw, grad dw . grad dw]`.
+//! * [`XcOutput::e`] is the energy per volume `rho * eps_xc`, `vrho[s] = de/d rho_s`,
+//!   `vsigma[j] = de/d sigma_j` (empty for LDA). The GGA potential is then
+//!   `v_s = vrho_s - div(2 vsigma_ss grad rho_s + vsigma_ud grad rho_s')`
+//!   (unpolarised: `v = vrho - div(2 vsigma grad rho)`).
+//!
+//! # Thresholds and negative densities (as in QE 6.7)
+//! * LDA, unpolarised: the functional is evaluated at `|rho|`; points with
+//!   `|rho| <= 1e-10` give exactly zero; `e = rho * eps(|rho|)` keeps the sign of
+//!   `rho` and `vrho = v(|rho|)` (which is the exact derivative of that `e`).
+//! * LDA, polarised: `rho_t = rho_up + rho_dw`; points with `|rho_t| <= 1e-10`
+//!   give zero; `zeta = (rho_up - rho_dw)/|rho_t|` is clipped to `[-1, 1]`;
+//!   `eps` is evaluated at `(|rho_t|, zeta)` and `e = rho_t * eps`.
+//! * GGA, unpolarised: the gradient correction is skipped (exactly zero, also
+//!   `vsigma = 0`) where `|rho| <= 1e-6` or `sigma <= 1e-10`; otherwise it is
+//!   evaluated at `|rho|`, its energy gets the sign of `rho`, and `vrho`/`vsigma`
+//!   are those at `|rho|` (for negative `rho`, QE's `vsigma` is therefore not the
+//!   derivative of the signed energy; we reproduce QE).
+//! * GGA exchange, polarised (QE `gcx_spin`, spin scaling
+//!   `E_x[up, dw] = (E_x[2 up] + E_x[2 dw]) / 2`): zero if `rho_up + rho_dw <= 1e-10`;
+//!   each spin channel is dropped where `rho_s <= 1e-10` or `sqrt(sigma_ss) <= 1e-10`.
+//! * GGA correlation, polarised (QE `gcc_spin`): zero if `rho_t <= 1e-6`, if
+//!   `|grad rho_t|^2 = sigma_uu + 2 sigma_ud + sigma_dd <= 1e-12` (QE tests
+//!   `sqrt(|grad rho_t|^2) <= 1e-6`), or if `|zeta| > 1` (a negative spin
+//!   density); otherwise `|zeta|` is clipped to `1 - 1e-6` before evaluation.
+//!
+//! QE's gradient-correction energies are Hartree per volume as here; QE
+//! multiplies by `e2 = 2` to obtain Rydberg, which is not done here.
+
+mod pbe;
+mod pw92;
+mod pz81;
+mod slater;
+mod vwn;
+
+#[cfg(test)]
+mod tests;
+
+/// `(3 / (4 pi))^(1/3)`, QE's literal; `rs = PI34 / rho^(1/3)`.
+const PI34: f64 = 0.620_350_490_899_4;
+
+/// LDA density threshold (QE `rho_threshold` in `xc_lda_lsda_drivers`).
+pub const RHO_THRESHOLD_LDA: f64 = 1e-10;
+/// GGA density threshold (QE `rho_threshold` in `xc_gga_drivers`), also used
+/// for the spin-polarised correlation gradient correction and its zeta clip.
+pub const RHO_THRESHOLD_GGA: f64 = 1e-6;
+/// GGA `|grad rho|^2` threshold, unpolarised (QE `grho_threshold`).
+pub const GRHO_THRESHOLD_GGA: f64 = 1e-10;
+/// Threshold on `rho_s` and `|grad rho_s|` in the polarised GGA exchange (QE `gcx_spin`'s `small`).
+pub const SMALL_GCX_SPIN: f64 = 1e-10;
+
+/// Exchange-correlation functional.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Functional {
+    /// Slater exchange + Perdew-Zunger 81 correlation.
+    LdaPz,
+    /// Slater exchange + Perdew-Wang 92 correlation.
+    LdaPw,
+    /// Slater exchange + Vosko-Wilk-Nusair (VWN5) correlation.
+    LdaVwn,
+    /// PBE exchange and correlation (on top of Slater + PW92).
+    Pbe,
+}
+
+impl Functional {
+    /// All supported functionals.
+    pub const ALL: [Functional; 4] = [
+        Functional::LdaPz,
+        Functional::LdaPw,
+        Functional::LdaVwn,
+        Functional::Pbe,
+    ];
+
+    /// Whether the functional depends on the density gradient.
+    pub fn is_gga(self) -> bool {
+        matches!(self, Functional::Pbe)
+    }
+
+    /// Short name: `"lda_pz"`, `"lda_pw"`, `"lda_vwn"`, `"pbe"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Functional::LdaPz => "lda_pz",
+            Functional::LdaPw => "lda_pw",
+            Functional::LdaVwn => "lda_vwn",
+            Functional::Pbe => "pbe",
+        }
+    }
+
+    /// Inverse of [`Functional::name`] (ASCII case-insensitive).
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(s.trim()))
+    }
+}
+
+/// Output of [`evaluate`] / [`evaluate_into`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct XcOutput {
+    /// Energy per volume `rho * eps_xc` at each point (Hartree / bohr^3).
+    pub e: Vec<f64>,
+    /// `[nspin][n]`: `d e / d rho_s`.
+    pub vrho: Vec<Vec<f64>>,
+    /// `[1 or 3][n]`: `d e / d sigma_j`; empty for LDA functionals.
+    pub vsigma: Vec<Vec<f64>>,
+}
+
+/// Evaluates functional `f` at every grid point; see the module docs for the
+/// layout of `rho` (`nspin` slices) and `sigma` (1 or 3 slices, ignored for LDA).
+///
+/// # Panics
+/// If `rho.len()` is not 1 or 2, if slice lengths differ, or if a GGA is
+/// requested without the right number of `sigma` slices.
+pub fn evaluate(f: Functional, rho: &[&[f64]], sigma: &[&[f64]]) -> XcOutput {
+    let mut out = XcOutput::default();
+    evaluate_into(f, rho, sigma, &mut out);
+    out
+}
+
+/// Like [`evaluate`] but writes into `out`, reusing its buffers (they are
+/// resized as needed; no allocation when the sizes already match).
+pub fn evaluate_into(f: Functional, rho: &[&[f64]], sigma: &[&[f64]], out: &mut XcOutput) {
+    let nspin = rho.len();
+    assert!(
+        nspin == 1 || nspin == 2,
+        "xc: rho must have 1 or 2 spin components, got {nspin}"
+    );
+    let n = rho[0].len();
+    let nsig = n_sigma(f, nspin);
+    out.e.resize(n, 0.0);
+    out.vrho.resize_with(nspin, Vec::new);
+    out.vrho.iter_mut().for_each(|v| v.resize(n, 0.0));
+    out.vsigma.resize_with(nsig, Vec::new);
+    out.vsigma.iter_mut().for_each(|v| v.resize(n, 0.0));
+    let mut vr: [&mut [f64]; 2] = [&mut [], &mut []];
+    for (dst, v) in vr.iter_mut().zip(out.vrho.iter_mut()) {
+        *dst = v.as_mut_slice();
+    }
+    let mut vs: [&mut [f64]; 3] = [&mut [], &mut [], &mut []];
+    for (dst, v) in vs.iter_mut().zip(out.vsigma.iter_mut()) {
+        *dst = v.as_mut_slice();
+    }
+    evaluate_slices(f, rho, sigma, &mut out.e, &mut vr[..nspin], &mut vs[..nsig]);
+}
+
+/// Number of `sigma` / `vsigma` components: 0 (LDA), 1 or 3 (GGA, `nspin` = 1 or 2).
+pub fn n_sigma(f: Functional, nspin: usize) -> usize {
+    match (f.is_gga(), nspin) {
+        (false, _) => 0,
+        (true, 1) => 1,
+        (true, _) => 3,
+    }
+}
+
+/// Slice-based core of [`evaluate`]: every output element is overwritten.
+/// `vrho` has `nspin` slices and `vsigma` [`n_sigma`] slices, all of the
+/// length of `rho[0]`. Points are independent, so callers may split the grid
+/// into chunks (e.g. for threads) and call this on each chunk.
+///
+/// # Panics
+/// On inconsistent numbers of components or lengths.
+pub fn evaluate_slices(
+    f: Functional,
+    rho: &[&[f64]],
+    sigma: &[&[f64]],
+    e: &mut [f64],
+    vrho: &mut [&mut [f64]],
+    vsigma: &mut [&mut [f64]],
+) {
+    let nspin = rho.len();
+    assert!(
+        nspin == 1 || nspin == 2,
+        "xc: rho must have 1 or 2 spin components, got {nspin}"
+    );
+    let n = rho[0].len();
+    let nsig = n_sigma(f, nspin);
+    assert!(
+        rho.iter().all(|r| r.len() == n),
+        "xc: rho components differ in length"
+    );
+    if nsig > 0 {
+        assert!(
+            sigma.len() == nsig,
+            "xc: {} with nspin = {nspin} needs {nsig} sigma components, got {}",
+            f.name(),
+            sigma.len()
+        );
+        assert!(
+            sigma.iter().all(|s| s.len() == n),
+            "xc: sigma length differs from rho"
+        );
+    }
+    assert!(e.len() == n, "xc: e has the wrong length");
+    assert!(
+        vrho.len() == nspin && vrho.iter().all(|v| v.len() == n),
+        "xc: vrho must have nspin components of the grid length"
+    );
+    assert!(
+        vsigma.len() == nsig && vsigma.iter().all(|v| v.len() == n),
+        "xc: vsigma must have n_sigma components of the grid length"
+    );
+
+    match vrho {
+        [v] => match f {
+            Functional::LdaPz => lda_unpolarised(pz81::pz, rho[0], e, v),
+            Functional::LdaPw => lda_unpolarised(pw92::pw, rho[0], e, v),
+            Functional::LdaVwn => lda_unpolarised(vwn::vwn, rho[0], e, v),
+            Functional::Pbe => {
+                lda_unpolarised(pw92::pw, rho[0], e, v);
+                pbe_unpolarised(rho[0], sigma[0], e, v, vsigma[0]);
+            }
+        },
+        [vu, vd] => match f {
+            Functional::LdaPz => lsda(pz81::pz_spin, rho[0], rho[1], e, vu, vd),
+            Functional::LdaPw => lsda(pw92::pw_spin, rho[0], rho[1], e, vu, vd),
+            Functional::LdaVwn => lsda(vwn::vwn_spin, rho[0], rho[1], e, vu, vd),
+            Functional::Pbe => {
+                lsda(pw92::pw_spin, rho[0], rho[1], e, vu, vd);
+                let [vs_uu, vs_ud, vs_dd] = vsigma else {
+                    unreachable!("three vsigma components for polarised GGA")
+                };
+                pbe_polarised(
+                    [rho[0], rho[1]],
+                    [sigma[0], sigma[1], sigma[2]],
+                    e,
+                    [vu, vd],
+                    [vs_uu, vs_ud, vs_dd],
+                );
+            }
+        },
+        _ => unreachable!("nspin checked above"),
+    }
+}
+
+/// Von Barth-Hedin spin interpolation `f(zeta)` and its derivative.
+#[inline]
+fn spin_interp_f(zeta: f64) -> (f64, f64) {
+    // 1 / (2^(4/3) - 2)
+    const INV_DEN: f64 = 1.0 / (2.519_842_099_789_746 - 2.0);
+    let up13 = (1.0 + zeta).cbrt();
+    let dw13 = (1.0 - zeta).cbrt();
+    let fz = ((1.0 + zeta) * up13 + (1.0 - zeta) * dw13 - 2.0) * INV_DEN;
+    let dfz = 4.0 / 3.0 * (up13 - dw13) * INV_DEN;
+    (fz, dfz)
+}
+
+/// LSDA potentials from `eps(rs, zeta)` and its partial derivatives:
+/// `v_s = eps - rs/3 d eps/d rs + (sign(s) - zeta) d eps/d zeta`.
+#[inline]
+fn lsd_potentials(rs: f64, zeta: f64, ec: f64, dec_drs: f64, dec_dz: f64) -> (f64, f64) {
+    let common = ec - rs / 3.0 * dec_drs;
+    (
+        common + (1.0 - zeta) * dec_dz,
+        common - (1.0 + zeta) * dec_dz,
+    )
+}
+
+/// Unpolarised LDA (Slater + `corr`), overwriting `e` and `v`.
+#[inline]
+fn lda_unpolarised<C: Fn(f64) -> (f64, f64)>(corr: C, rho: &[f64], e: &mut [f64], v: &mut [f64]) {
+    for ((&r, e), v) in rho.iter().zip(e.iter_mut()).zip(v.iter_mut()) {
+        let a = r.abs();
+        if a > RHO_THRESHOLD_LDA {
+            let rs = PI34 / a.cbrt();
+            let (ex, vx) = slater::slater(rs);
+            let (ec, vc) = corr(rs);
+            *e = (ex + ec) * r;
+            *v = vx + vc;
+        } else {
+            *e = 0.0;
+            *v = 0.0;
+        }
+    }
+}
+
+/// Polarised LDA (Slater + `corr`), overwriting `e`, `vu`, `vd`.
+#[inline]
+fn lsda<C: Fn(f64, f64) -> (f64, f64, f64)>(
+    corr: C,
+    up: &[f64],
+    dw: &[f64],
+    e: &mut [f64],
+    vu: &mut [f64],
+    vd: &mut [f64],
+) {
+    let outs = e.iter_mut().zip(vu.iter_mut()).zip(vd.iter_mut());
+    for ((&u, &d), ((e, vu), vd)) in up.iter().zip(dw.iter()).zip(outs) {
+        let tot = u + d;
+        let a = tot.abs();
+        if a > RHO_THRESHOLD_LDA {
+            let zeta = ((u - d) / a).clamp(-1.0, 1.0);
+            let rs = PI34 / a.cbrt();
+            let (ex, vxu, vxd) = slater::slater_spin(a, zeta);
+            let (ec, vcu, vcd) = corr(rs, zeta);
+            *e = (ex + ec) * tot;
+            *vu = vxu + vcu;
+            *vd = vxd + vcd;
+        } else {
+            *e = 0.0;
+            *vu = 0.0;
+            *vd = 0.0;
+        }
+    }
+}
+
+/// Unpolarised PBE gradient correction, added to `e` and `v`; overwrites `vs`.
+#[inline]
+fn pbe_unpolarised(rho: &[f64], sigma: &[f64], e: &mut [f64], v: &mut [f64], vs: &mut [f64]) {
+    let outs = e.iter_mut().zip(v.iter_mut()).zip(vs.iter_mut());
+    for ((&r, &g), ((e, v), vs)) in rho.iter().zip(sigma.iter()).zip(outs) {
+        let a = r.abs();
+        if a > RHO_THRESHOLD_GGA && g > GRHO_THRESHOLD_GGA {
+            let (sx, v1x, v2x) = pbe::pbex(a, g);
+            let (sc, v1c, v2c) = pbe::pbec(a, g);
+            *e += (sx + sc) * r.signum();
+            *v += v1x + v1c;
+            *vs = v2x + v2c;
+        } else {
+            *vs = 0.0;
+        }
+    }
+}
+
+/// Polarised PBE gradient corrections (QE `gcx_spin` + `gcc_spin`), added to
+/// `e` and `v`; overwrites `vs`.
+#[inline]
+fn pbe_polarised(
+    rho: [&[f64]; 2],
+    sigma: [&[f64]; 3],
+    e: &mut [f64],
+    v: [&mut [f64]; 2],
+    vs: [&mut [f64]; 3],
+) {
+    let [vu, vd] = v;
+    let [vs_uu, vs_ud, vs_dd] = vs;
+    for i in 0..e.len() {
+        let (u, d) = (rho[0][i], rho[1][i]);
+        let x = pbe_x_spin_point(u, d, sigma[0][i], sigma[2][i]);
+        let c = pbe_c_spin_point(u, d, sigma[0][i], sigma[1][i], sigma[2][i]);
+        let de = x.e + c.e;
+        let (dvu, dvd) = (x.vu + c.vu, x.vd + c.vd);
+        let (wuu, wud, wdd) = (x.vuu + c.vuu, c.vud, x.vdd + c.vdd);
+        e[i] += de;
+        vu[i] += dvu;
+        vd[i] += dvd;
+        vs_uu[i] = wuu;
+        vs_ud[i] = wud;
+        vs_dd[i] = wdd;
+    }
+}
+
+/// Gradient-correction contributions at one point (polarised case).
+#[derive(Clone, Copy, Debug, Default)]
+struct SpinGc {
+    e: f64,
+    vu: f64,
+    vd: f64,
+    vuu: f64,
+    vud: f64,
+    vdd: f64,
+}
+
+/// Polarised PBE exchange gradient correction at one point (QE `gcx_spin`):
+/// `E = (E_x[2 rho_up, 4 sigma_uu] + E_x[2 rho_dw, 4 sigma_dd]) / 2`.
+#[inline]
+fn pbe_x_spin_point(u: f64, d: f64, s_uu: f64, s_dd: f64) -> SpinGc {
+    let mut out = SpinGc::default();
+    if u + d > SMALL_GCX_SPIN {
+        if u > SMALL_GCX_SPIN && s_uu > SMALL_GCX_SPIN * SMALL_GCX_SPIN {
+            let (sx, v1, v2) = pbe::pbex(2.0 * u, 4.0 * s_uu);
+            out.e += 0.5 * sx;
+            out.vu = v1;
+            out.vuu = 2.0 * v2;
+        }
+        if d > SMALL_GCX_SPIN && s_dd > SMALL_GCX_SPIN * SMALL_GCX_SPIN {
+            let (sx, v1, v2) = pbe::pbex(2.0 * d, 4.0 * s_dd);
+            out.e += 0.5 * sx;
+            out.vd = v1;
+            out.vdd = 2.0 * v2;
+        }
+    }
+    out
+}
+
+/// Polarised PBE correlation gradient correction at one point (QE `gcc_spin`),
+/// a function of `rho_t`, `zeta` and `|grad rho_t|^2 = s_uu + 2 s_ud + s_dd`.
+#[inline]
+fn pbe_c_spin_point(u: f64, d: f64, s_uu: f64, s_ud: f64, s_dd: f64) -> SpinGc {
+    let mut out = SpinGc::default();
+    let rt = u + d;
+    if rt > RHO_THRESHOLD_GGA {
+        let zeta = (u - d) / rt;
+        let grho = s_uu + 2.0 * s_ud + s_dd;
+        if zeta.abs() <= 1.0 && grho > RHO_THRESHOLD_GGA * RHO_THRESHOLD_GGA {
+            let zeta = zeta.clamp(-1.0 + RHO_THRESHOLD_GGA, 1.0 - RHO_THRESHOLD_GGA);
+            let (sc, v1u, v1d, v2) = pbe::pbec_spin(rt, zeta, grho);
+            out = SpinGc {
+                e: sc,
+                vu: v1u,
+                vd: v1d,
+                vuu: v2,
+                vud: 2.0 * v2,
+                vdd: v2,
+            };
+        }
+    }
+    out
+}
