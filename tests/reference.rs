@@ -9,7 +9,9 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 fn data(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
 }
 
 fn reference() -> Value {
@@ -47,8 +49,15 @@ fn check_case(case: &str, per_atom_tol: f64, check_lumo: bool) {
     let o = run(&format!("qe/{case}/pw.in"));
     let e_qe = c["qe_total_energy_ha"].as_f64().unwrap();
     let de = (o.energy - e_qe).abs() / o.natoms;
-    println!("{case}: E = {:.10} Ha, QE {e_qe:.8}, |dE|/atom = {de:.2e}", o.energy);
-    assert!(de < per_atom_tol, "{case}: energy {} vs QE {e_qe} ({de:.2e} Ha/atom)", o.energy);
+    println!(
+        "{case}: E = {:.10} Ha, QE {e_qe:.8}, |dE|/atom = {de:.2e}",
+        o.energy
+    );
+    assert!(
+        de < per_atom_tol,
+        "{case}: energy {} vs QE {e_qe} ({de:.2e} Ha/atom)",
+        o.energy
+    );
     if let Some(h) = c["qe_homo_ha"].as_f64() {
         let ours = o.homo.expect("HOMO");
         assert!((ours - h).abs() < 1e-5, "{case}: HOMO {ours} vs QE {h}");
@@ -61,14 +70,25 @@ fn check_case(case: &str, per_atom_tol: f64, check_lumo: bool) {
     }
     if let Some(f) = c["qe_fermi_ha"].as_f64() {
         let ours = o.fermi.expect("Fermi level");
-        assert!((ours - f).abs() < 1e-5, "{case}: Fermi level {ours} vs QE {f}");
+        assert!(
+            (ours - f).abs() < 1e-5,
+            "{case}: Fermi level {ours} vs QE {f}"
+        );
     }
     if let Some(m) = c["qe_total_magnetization"].as_f64() {
-        assert!((o.magnetization - m).abs() < 1e-4, "{case}: magnetization {} vs QE {m}", o.magnetization);
+        assert!(
+            (o.magnetization - m).abs() < 1e-4,
+            "{case}: magnetization {} vs QE {m}",
+            o.magnetization
+        );
     }
     if let Some(a) = c["abinit_total_energy_ha"].as_f64() {
         let da = (o.energy - a).abs() / o.natoms;
-        assert!(da < per_atom_tol.max(1e-6), "{case}: energy {} vs ABINIT {a} ({da:.2e} Ha/atom)", o.energy);
+        assert!(
+            da < per_atom_tol.max(1e-6),
+            "{case}: energy {} vs ABINIT {a} ({da:.2e} Ha/atom)",
+            o.energy
+        );
     }
 }
 

@@ -80,7 +80,10 @@ fn main() -> ExitCode {
             let doc = planewave_core::results::to_json(&s, &r);
             let text = serde_json::to_string_pretty(&doc).expect("results serialise");
             if let Err(e) = write_atomically(&path, &text) {
-                return fail(&format!("error: cannot write results {}: {e}", path.display()));
+                return fail(&format!(
+                    "error: cannot write results {}: {e}",
+                    path.display()
+                ));
             }
             if !quiet {
                 println!("results written to {}", path.display());
@@ -109,7 +112,10 @@ fn fail(msg: &str) -> ExitCode {
 }
 
 fn default_json_path(input: &Path) -> PathBuf {
-    let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "planewave".into());
+    let stem = input
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "planewave".into());
     input.with_file_name(format!("{stem}.json"))
 }
 

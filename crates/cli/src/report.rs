@@ -10,7 +10,11 @@ const EV: f64 = 27.211_386_245_988;
 pub fn setup(s: &Setup) {
     let m = &s.model;
     let b = &s.basis;
-    println!("planewave {}  input: {}", env!("CARGO_PKG_VERSION"), s.spec.source.display());
+    println!(
+        "planewave {}  input: {}",
+        env!("CARGO_PKG_VERSION"),
+        s.spec.source.display()
+    );
     println!("cell (bohr), volume {:.4} bohr^3:", m.crystal.volume);
     for a in &m.crystal.lattice {
         println!("  {:14.8} {:14.8} {:14.8}", a[0], a[1], a[2]);
@@ -18,7 +22,10 @@ pub fn setup(s: &Setup) {
     println!("atoms (fractional):");
     for a in &m.crystal.atoms {
         let f = a.frac;
-        println!("  {:<3} {:12.8} {:12.8} {:12.8}", m.species[a.species].symbol, f[0], f[1], f[2]);
+        println!(
+            "  {:<3} {:12.8} {:12.8} {:12.8}",
+            m.species[a.species].symbol, f[0], f[1], f[2]
+        );
     }
     for sp in &m.species {
         println!(
@@ -32,8 +39,12 @@ pub fn setup(s: &Setup) {
     }
     let spin = match &m.spin {
         SpinMode::None => "none".to_string(),
-        SpinMode::Collinear { total_magnetization: Some(x) } => format!("collinear, fixed moment {x}"),
-        SpinMode::Collinear { total_magnetization: None } => "collinear, free moment".to_string(),
+        SpinMode::Collinear {
+            total_magnetization: Some(x),
+        } => format!("collinear, fixed moment {x}"),
+        SpinMode::Collinear {
+            total_magnetization: None,
+        } => "collinear, free moment".to_string(),
     };
     println!(
         "functional {}  smearing {} ({} Ha)  spin {}  electrons {}  bands {}",
@@ -70,12 +81,19 @@ pub fn setup(s: &Setup) {
 
 /// Header of the iteration table.
 pub fn iteration_header() {
-    println!("{:>5} {:>20} {:>12} {:>11} {:>8} {:>6}", "iter", "energy (Ha)", "dE (Ha)", "residual", "time(s)", "eig-it");
+    println!(
+        "{:>5} {:>20} {:>12} {:>11} {:>8} {:>6}",
+        "iter", "energy (Ha)", "dE (Ha)", "residual", "time(s)", "eig-it"
+    );
 }
 
 /// One line per SCF iteration.
 pub fn iteration(it: &IterationInfo) {
-    let de = if it.delta_e.is_nan() { "".to_string() } else { format!("{:.3e}", it.delta_e) };
+    let de = if it.delta_e.is_nan() {
+        "".to_string()
+    } else {
+        format!("{:.3e}", it.delta_e)
+    };
     println!(
         "{:>5} {:>20.10} {:>12} {:>11.3e} {:>8.2} {:>6.1}",
         it.iteration, it.energy, de, it.residual, it.seconds, it.eigensolver_iterations
@@ -86,7 +104,15 @@ pub fn iteration(it: &IterationInfo) {
 pub fn summary(s: &Setup, r: &ScfResult) {
     let e = &r.energies;
     println!();
-    println!("{} after {} iterations", if r.converged { "SCF converged" } else { "SCF NOT converged" }, r.iterations);
+    println!(
+        "{} after {} iterations",
+        if r.converged {
+            "SCF converged"
+        } else {
+            "SCF NOT converged"
+        },
+        r.iterations
+    );
     println!("energy terms (Ha):");
     for (name, v) in [
         ("kinetic", e.kinetic),
@@ -101,28 +127,59 @@ pub fn summary(s: &Setup, r: &ScfResult) {
     }
     println!("  {:<16} {:20.10}", "one-electron", e.one_electron());
     println!("internal energy E      = {:20.10} Ha", e.internal());
-    println!("! total energy F = E-TS = {:19.10} Ha = {:.8} eV", e.total(), e.total() * EV);
+    println!(
+        "! total energy F = E-TS = {:19.10} Ha = {:.8} eV",
+        e.total(),
+        e.total() * EV
+    );
     if let Some(f) = &r.occupations.fermi {
         for (i, mu) in f.iter().enumerate() {
-            println!("Fermi level{} = {:.6} Ha = {:.4} eV", if f.len() > 1 { format!(" (spin {})", i + 1) } else { String::new() }, mu, mu * EV);
+            println!(
+                "Fermi level{} = {:.6} Ha = {:.4} eV",
+                if f.len() > 1 {
+                    format!(" (spin {})", i + 1)
+                } else {
+                    String::new()
+                },
+                mu,
+                mu * EV
+            );
         }
     }
     if let Some(h) = r.occupations.homo {
         print!("HOMO = {:.6} Ha ({:.4} eV)", h, h * EV);
         if let Some(l) = r.occupations.lumo {
-            print!("  LUMO = {:.6} Ha ({:.4} eV)  gap {:.4} eV", l, l * EV, (l - h) * EV);
+            print!(
+                "  LUMO = {:.6} Ha ({:.4} eV)  gap {:.4} eV",
+                l,
+                l * EV,
+                (l - h) * EV
+            );
         }
         println!();
     }
     if s.model.nspin() == 2 {
-        println!("total magnetization {:.4}  absolute {:.4} (Bohr mag/cell)", r.magnetization.0, r.magnetization.1);
+        println!(
+            "total magnetization {:.4}  absolute {:.4} (Bohr mag/cell)",
+            r.magnetization.0, r.magnetization.1
+        );
     }
     println!("eigenvalues (eV):");
     for (sp, es) in r.eigenvalues.iter().enumerate() {
         for (k, ek) in es.iter().enumerate() {
             let kp = &s.basis.kpoints[k];
-            let spin = if s.model.nspin() == 2 { format!(" spin {}", sp + 1) } else { String::new() };
-            println!("  k {:3} ({:7.4} {:7.4} {:7.4}){spin}:", k + 1, kp.frac[0], kp.frac[1], kp.frac[2]);
+            let spin = if s.model.nspin() == 2 {
+                format!(" spin {}", sp + 1)
+            } else {
+                String::new()
+            };
+            println!(
+                "  k {:3} ({:7.4} {:7.4} {:7.4}){spin}:",
+                k + 1,
+                kp.frac[0],
+                kp.frac[1],
+                kp.frac[2]
+            );
             let line: Vec<String> = ek.iter().map(|x| format!("{:9.4}", x * EV)).collect();
             for chunk in line.chunks(8) {
                 println!("    {}", chunk.join(" "));

@@ -29,8 +29,8 @@ impl Crystal {
     /// Build a crystal; fails for a (near-)singular lattice.
     pub fn new(lattice: [[f64; 3]; 3], atoms: Vec<Atom>) -> Result<Self, String> {
         let det = det3(&lattice);
-        let scale: f64 = lattice.iter().map(|r| norm(r)).product();
-        if !(det.abs() > 1e-8 * scale) || scale == 0.0 {
+        let scale: f64 = lattice.iter().map(norm).product();
+        if det.is_nan() || det.abs() <= 1e-8 * scale || scale == 0.0 {
             return Err(format!(
                 "the lattice vectors are (nearly) linearly dependent: cell volume {det:.3e} bohr^3"
             ));
@@ -65,12 +65,16 @@ impl Crystal {
 
     /// Cartesian atom positions (bohr).
     pub fn positions(&self) -> Vec<[f64; 3]> {
-        self.atoms.iter().map(|a| self.to_cartesian(&a.frac)).collect()
+        self.atoms
+            .iter()
+            .map(|a| self.to_cartesian(&a.frac))
+            .collect()
     }
 }
 
 pub(crate) fn det3(m: &[[f64; 3]; 3]) -> f64 {
-    m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+    m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+        - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
         + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
 }
 
@@ -101,12 +105,20 @@ mod tests {
     #[test]
     fn reciprocal_is_dual_even_for_left_handed_cells() {
         for s in [1.0, -1.0] {
-            let lat = [[0.0, 5.13, 5.13], [5.13, 0.0, 5.13], [s * 5.13, s * 5.13, 0.0]];
+            let lat = [
+                [0.0, 5.13, 5.13],
+                [5.13, 0.0, 5.13],
+                [s * 5.13, s * 5.13, 0.0],
+            ];
             let c = Crystal::new(lat, vec![]).unwrap();
             for i in 0..3 {
                 for j in 0..3 {
                     let d = dot(&c.lattice[i], &c.recip[j]);
-                    let e = if i == j { 2.0 * std::f64::consts::PI } else { 0.0 };
+                    let e = if i == j {
+                        2.0 * std::f64::consts::PI
+                    } else {
+                        0.0
+                    };
                     assert!((d - e).abs() < 1e-12);
                 }
             }

@@ -68,7 +68,9 @@ fn sum_channels<T: Copy + std::ops::Add<Output = T>>(ch: &[Vec<T>]) -> Vec<T> {
 /// magnetisation, scaled to the model's electron count.
 pub fn atomic_guess(model: &Model, basis: &Basis) -> Density {
     let nspin = model.nspin();
-    let total = structure_factor_sum(model, basis, |s, q| model.species[s].pseudo.atomic_density_fourier(q));
+    let total = structure_factor_sum(model, basis, |s, q| {
+        model.species[s].pseudo.atomic_density_fourier(q)
+    });
     let g0 = basis.rho_g0_index();
     let scale = if total[g0].re.abs() > 0.0 {
         model.n_electrons / (total[g0].re * basis.volume)
@@ -89,8 +91,13 @@ pub fn atomic_guess(model: &Model, basis: &Basis) -> Density {
         let ps = &model.species[atom.species].pseudo;
         for (i, mi) in basis.rho_millers.iter().enumerate() {
             let q = basis.rho_g2[i].sqrt();
-            let ph = -2.0 * std::f64::consts::PI * (mi[0] as f64 * atom.frac[0] + mi[1] as f64 * atom.frac[1] + mi[2] as f64 * atom.frac[2]);
-            mag[i] += Complex64::from_polar(m * scale * ps.atomic_density_fourier(q) / basis.volume, ph);
+            let ph = -2.0
+                * std::f64::consts::PI
+                * (mi[0] as f64 * atom.frac[0]
+                    + mi[1] as f64 * atom.frac[1]
+                    + mi[2] as f64 * atom.frac[2]);
+            mag[i] +=
+                Complex64::from_polar(m * scale * ps.atomic_density_fourier(q) / basis.volume, ph);
         }
     }
     let up = total.iter().zip(&mag).map(|(t, m)| 0.5 * (t + m)).collect();
@@ -103,7 +110,9 @@ pub fn core_density(model: &Model, basis: &Basis) -> Option<(Vec<Complex64>, Vec
     if !model.species.iter().any(|s| s.pseudo.has_core_correction()) {
         return None;
     }
-    let g = structure_factor_sum(model, basis, |s, q| model.species[s].pseudo.core_density_fourier(q));
+    let g = structure_factor_sum(model, basis, |s, q| {
+        model.species[s].pseudo.core_density_fourier(q)
+    });
     let r = sphere_to_real(basis, &g);
     Some((g, r))
 }
@@ -128,7 +137,13 @@ pub fn from_wavefunctions(
             let partial = work
                 .par_iter()
                 .fold(
-                    || (vec![0.0; n], vec![Complex64::new(0.0, 0.0); n], vec![Complex64::new(0.0, 0.0); n]),
+                    || {
+                        (
+                            vec![0.0; n],
+                            vec![Complex64::new(0.0, 0.0); n],
+                            vec![Complex64::new(0.0, 0.0); n],
+                        )
+                    },
                     |(mut sum, mut grid, mut wk), &(b, w)| {
                         let col = x.col_as_slice(b);
                         kpt.map.scatter(col, &mut grid);
@@ -140,12 +155,15 @@ pub fn from_wavefunctions(
                     },
                 )
                 .map(|t| t.0)
-                .reduce(|| vec![0.0; n], |mut a, b| {
-                    for (x, y) in a.iter_mut().zip(&b) {
-                        *x += y;
-                    }
-                    a
-                });
+                .reduce(
+                    || vec![0.0; n],
+                    |mut a, b| {
+                        for (x, y) in a.iter_mut().zip(&b) {
+                            *x += y;
+                        }
+                        a
+                    },
+                );
             for (a, p) in acc.iter_mut().zip(&partial) {
                 *a += p;
             }

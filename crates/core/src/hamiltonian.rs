@@ -42,20 +42,28 @@ impl KHamiltonian<'_> {
         let scale = 1.0 / n as f64;
         let cols_in: Vec<&[Complex64]> = (0..nb).map(|j| col(psi, j, npw)).collect();
         let mut results: Vec<Vec<Complex64>> = vec![Vec::new(); nb];
-        results.par_iter_mut().zip(cols_in.par_iter()).for_each_init(
-            || (vec![Complex64::new(0.0, 0.0); n], vec![Complex64::new(0.0, 0.0); n]),
-            |(grid, work), (res, x)| {
-                self.kpt.map.scatter(x, grid);
-                self.fft.backward(grid, work);
-                for (g, v) in grid.iter_mut().zip(self.veff) {
-                    *g *= v;
-                }
-                self.fft.forward_unnormalized(grid, work);
-                res.resize(npw, Complex64::new(0.0, 0.0));
-                self.kpt.map.gather(grid, scale, res);
-                kinetic::apply_add(self.kpt, x, res);
-            },
-        );
+        results
+            .par_iter_mut()
+            .zip(cols_in.par_iter())
+            .for_each_init(
+                || {
+                    (
+                        vec![Complex64::new(0.0, 0.0); n],
+                        vec![Complex64::new(0.0, 0.0); n],
+                    )
+                },
+                |(grid, work), (res, x)| {
+                    self.kpt.map.scatter(x, grid);
+                    self.fft.backward(grid, work);
+                    for (g, v) in grid.iter_mut().zip(self.veff) {
+                        *g *= v;
+                    }
+                    self.fft.forward_unnormalized(grid, work);
+                    res.resize(npw, Complex64::new(0.0, 0.0));
+                    self.kpt.map.gather(grid, scale, res);
+                    kinetic::apply_add(self.kpt, x, res);
+                },
+            );
         for (j, r) in results.iter().enumerate() {
             for (i, v) in r.iter().enumerate() {
                 out[(i, j)] = *v;

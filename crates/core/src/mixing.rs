@@ -20,7 +20,10 @@ pub struct AndersonMixer {
 }
 
 fn dot_re(a: &[Complex64], b: &[Complex64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x.re * y.re + x.im * y.im).sum()
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| x.re * y.re + x.im * y.im)
+        .sum()
 }
 
 impl AndersonMixer {
@@ -40,7 +43,11 @@ impl AndersonMixer {
     }
 
     /// Next input density (channels as (total, magnetisation)) from the current input and output.
-    pub fn next(&mut self, x_in: &[Vec<Complex64>], x_out: &[Vec<Complex64>]) -> Vec<Vec<Complex64>> {
+    pub fn next(
+        &mut self,
+        x_in: &[Vec<Complex64>],
+        x_out: &[Vec<Complex64>],
+    ) -> Vec<Vec<Complex64>> {
         let ng = self.kerker.len();
         let x: Vec<Complex64> = x_in.iter().flatten().copied().collect();
         let mut f: Vec<Complex64> = x_out.iter().flatten().zip(&x).map(|(o, i)| o - i).collect();
@@ -50,8 +57,16 @@ impl AndersonMixer {
         let m = self.history.len();
         let (mut xbar, mut fbar) = (x.clone(), f.clone());
         if m > 0 {
-            let df: Vec<Vec<Complex64>> = self.history.iter().map(|(_, fi)| f.iter().zip(fi).map(|(a, b)| a - b).collect()).collect();
-            let dx: Vec<Vec<Complex64>> = self.history.iter().map(|(xi, _)| x.iter().zip(xi).map(|(a, b)| a - b).collect()).collect();
+            let df: Vec<Vec<Complex64>> = self
+                .history
+                .iter()
+                .map(|(_, fi)| f.iter().zip(fi).map(|(a, b)| a - b).collect())
+                .collect();
+            let dx: Vec<Vec<Complex64>> = self
+                .history
+                .iter()
+                .map(|(xi, _)| x.iter().zip(xi).map(|(a, b)| a - b).collect())
+                .collect();
             let mut a = vec![vec![0.0; m]; m];
             let mut b = vec![0.0; m];
             for i in 0..m {
@@ -75,8 +90,15 @@ impl AndersonMixer {
         if self.history.len() > self.depth {
             self.history.pop_front();
         }
-        let next: Vec<Complex64> = xbar.iter().zip(&fbar).map(|(a, b)| a + b * self.beta).collect();
-        next.chunks(ng).take(self.nchan).map(|c| c.to_vec()).collect()
+        let next: Vec<Complex64> = xbar
+            .iter()
+            .zip(&fbar)
+            .map(|(a, b)| a + b * self.beta)
+            .collect();
+        next.chunks(ng)
+            .take(self.nchan)
+            .map(|c| c.to_vec())
+            .collect()
     }
 }
 
@@ -84,7 +106,7 @@ impl AndersonMixer {
 fn solve_regularized(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
     let n = b.len();
     let scale = (0..n).map(|i| a[i][i]).fold(0.0, f64::max);
-    if !(scale > 0.0) {
+    if scale.is_nan() || scale <= 0.0 {
         return None;
     }
     for (i, row) in a.iter_mut().enumerate() {
@@ -97,12 +119,14 @@ fn solve_regularized(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> 
         }
         a.swap(c, p);
         b.swap(c, p);
-        for r in c + 1..n {
-            let f = a[r][c] / a[c][c];
-            for k in c..n {
-                a[r][k] -= f * a[c][k];
+        let (top, rest) = a.split_at_mut(c + 1);
+        let pivot = &top[c];
+        for (r, row) in rest.iter_mut().enumerate() {
+            let f = row[c] / pivot[c];
+            for (x, p) in row[c..].iter_mut().zip(&pivot[c..]) {
+                *x -= f * p;
             }
-            b[r] -= f * b[c];
+            b[c + 1 + r] -= f * b[c];
         }
     }
     let mut x = vec![0.0; n];
@@ -124,7 +148,9 @@ mod tests {
         let g2 = vec![1.0; n];
         let mut mixer = AndersonMixer::new(0.5, 8, 0.0, &g2, 1);
         let map = |x: &[Complex64]| -> Vec<Complex64> {
-            (0..n).map(|i| Complex64::new(0.9 * x[(i + 1) % n].re - 0.3 * x[i].re + i as f64, 0.0)).collect()
+            (0..n)
+                .map(|i| Complex64::new(0.9 * x[(i + 1) % n].re - 0.3 * x[i].re + i as f64, 0.0))
+                .collect()
         };
         let mut x = vec![Complex64::new(0.0, 0.0); n];
         for _ in 0..20 {

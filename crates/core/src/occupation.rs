@@ -42,12 +42,19 @@ fn channel_electrons(model: &Model) -> Result<Option<Vec<f64>>, String> {
 }
 
 /// Compute occupations for eigenvalues `eig[spin][k][band]` and k-point weights.
-pub fn compute(model: &Model, eig: &[Vec<Vec<f64>>], weights: &[f64]) -> Result<Occupations, String> {
+pub fn compute(
+    model: &Model,
+    eig: &[Vec<Vec<f64>>],
+    weights: &[f64],
+) -> Result<Occupations, String> {
     let fmax = model.max_occupation();
     let nspin = eig.len();
     let nbands = eig[0][0].len();
     let channels = channel_electrons(model)?;
-    let mut occ: Vec<Vec<Vec<f64>>> = eig.iter().map(|s| s.iter().map(|k| vec![0.0; k.len()]).collect()).collect();
+    let mut occ: Vec<Vec<Vec<f64>>> = eig
+        .iter()
+        .map(|s| s.iter().map(|k| vec![0.0; k.len()]).collect())
+        .collect();
     if model.smearing == Smearing::None {
         // Integer filling per channel.
         let per_channel: Vec<f64> = match &channels {
@@ -66,12 +73,12 @@ pub fn compute(model: &Model, eig: &[Vec<Vec<f64>>], weights: &[f64]) -> Result<
             }
             let nocc = nocc.round() as usize;
             if nocc > nbands {
-                return Err(format!("{nocc} occupied bands needed but only {nbands} computed"));
+                return Err(format!(
+                    "{nocc} occupied bands needed but only {nbands} computed"
+                ));
             }
             for (k, e) in eig[s].iter().enumerate() {
-                for b in 0..nocc {
-                    occ[s][k][b] = fmax;
-                }
+                occ[s][k][..nocc].fill(fmax);
                 if nocc > 0 {
                     homo = homo.max(e[nocc - 1]);
                 }
@@ -103,13 +110,20 @@ pub fn compute(model: &Model, eig: &[Vec<Vec<f64>>], weights: &[f64]) -> Result<
                     eig[s]
                         .iter()
                         .zip(weights)
-                        .map(|(e, w)| w * e.iter().map(|&x| fmax * model.smearing.occupation((x - mu) / width)).sum::<f64>())
+                        .map(|(e, w)| {
+                            w * e
+                                .iter()
+                                .map(|&x| fmax * model.smearing.occupation((x - mu) / width))
+                                .sum::<f64>()
+                        })
                         .sum::<f64>()
                 })
                 .sum()
         };
         let all = spins.iter().flat_map(|&s| eig[s].iter().flatten());
-        let (lo0, hi0) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+        let (lo0, hi0) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
         let capacity = fmax * nbands as f64 * spins.len() as f64;
         if target > capacity - 1e-9 * capacity {
             return Err(format!(

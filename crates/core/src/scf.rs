@@ -15,7 +15,10 @@ use crate::model::Model;
 use crate::occupation::{self, Occupations};
 use crate::rng::SplitMix64;
 use crate::symmetry::DensitySymmetrizer;
-use crate::terms::{ewald::ewald_energy, hartree, kinetic, local::LocalPotential, nonlocal::KProjectors, sphere_to_real, xc};
+use crate::terms::{
+    ewald::ewald_energy, hartree, kinetic, local::LocalPotential, nonlocal::KProjectors,
+    sphere_to_real, xc,
+};
 use num_complex::Complex64;
 use planewave_linalg::Mat;
 use std::time::Instant;
@@ -128,7 +131,12 @@ fn from_mix(g: &[Vec<Complex64>]) -> Vec<Vec<Complex64>> {
 }
 
 /// Potentials (per spin, on the grid) and the density-dependent energies for a density.
-fn potentials(model: &Model, basis: &Basis, fixed: &Fixed, rho: &Density) -> (Vec<Vec<f64>>, f64, f64, f64) {
+fn potentials(
+    model: &Model,
+    basis: &Basis,
+    fixed: &Fixed,
+    rho: &Density,
+) -> (Vec<Vec<f64>>, f64, f64, f64) {
     let total_g = rho.total_g();
     let (vh_g, e_h) = hartree::potential_and_energy(basis, &total_g);
     let vh_r = sphere_to_real(basis, &vh_g);
@@ -137,8 +145,14 @@ fn potentials(model: &Model, basis: &Basis, fixed: &Fixed, rho: &Density) -> (Ve
         Some((cg, cr)) => {
             let f = 1.0 / nspin as f64;
             (
-                rho.r.iter().map(|c| c.iter().zip(cr).map(|(a, b)| a + f * b).collect()).collect(),
-                rho.g.iter().map(|c| c.iter().zip(cg).map(|(a, b)| a + b * f).collect()).collect(),
+                rho.r
+                    .iter()
+                    .map(|c| c.iter().zip(cr).map(|(a, b)| a + f * b).collect())
+                    .collect(),
+                rho.g
+                    .iter()
+                    .map(|c| c.iter().zip(cg).map(|(a, b)| a + b * f).collect())
+                    .collect(),
             )
         }
         None => (rho.r.clone(), rho.g.clone()),
@@ -147,7 +161,13 @@ fn potentials(model: &Model, basis: &Basis, fixed: &Fixed, rho: &Density) -> (Ve
     let v: Vec<Vec<f64>> = xcres
         .potential
         .iter()
-        .map(|vx| vx.iter().zip(&vh_r).zip(&fixed.vloc.values_r).map(|((a, b), c)| a + b + c).collect())
+        .map(|vx| {
+            vx.iter()
+                .zip(&vh_r)
+                .zip(&fixed.vloc.values_r)
+                .map(|((a, b), c)| a + b + c)
+                .collect()
+        })
         .collect();
     let e_loc = fixed.vloc.energy(basis, &rho.total_r());
     (v, e_h, xcres.energy, e_loc)
@@ -173,11 +193,18 @@ pub fn run(
     let nk = basis.kpoints.len();
     let fixed = Fixed {
         vloc: LocalPotential::new(model, basis),
-        projectors: basis.kpoints.iter().map(|k| KProjectors::new(model, k, basis.volume)).collect(),
+        projectors: basis
+            .kpoints
+            .iter()
+            .map(|k| KProjectors::new(model, k, basis.volume))
+            .collect(),
         ewald: ewald_energy(&model.crystal, &model.atom_charges()),
         core: density::core_density(model, basis),
         symmetrizer: if model.symmetries.len() > 1 {
-            Some(DensitySymmetrizer::new(&model.symmetries, &basis.rho_millers)?)
+            Some(DensitySymmetrizer::new(
+                &model.symmetries,
+                &basis.rho_millers,
+            )?)
         } else {
             None
         },
@@ -186,7 +213,13 @@ pub fn run(
     let mut rho_in = density::atomic_guess(model, basis);
     let mut rng = SplitMix64::new(params.seed);
     let mut psi: Vec<Vec<Mat<Complex64>>> = (0..nspin)
-        .map(|_| basis.kpoints.iter().map(|k| random_block(k.npw(), params.nbands, &k.kinetic, &mut rng)).collect())
+        .map(|_| {
+            basis
+                .kpoints
+                .iter()
+                .map(|k| random_block(k.npw(), params.nbands, &k.kinetic, &mut rng))
+                .collect()
+        })
         .collect();
     for k in &basis.kpoints {
         if k.npw() < params.nbands {
@@ -198,7 +231,13 @@ pub fn run(
             ));
         }
     }
-    let mut mixer = AndersonMixer::new(params.mixing_beta, params.mixing_depth, params.kerker_q0, &basis.rho_g2, nspin);
+    let mut mixer = AndersonMixer::new(
+        params.mixing_beta,
+        params.mixing_depth,
+        params.kerker_q0,
+        &basis.rho_g2,
+        nspin,
+    );
     timings.setup = t_start.elapsed().as_secs_f64();
 
     let mut history: Vec<IterationInfo> = Vec::new();
@@ -212,7 +251,11 @@ pub fn run(
         let (veff, _, _, _) = potentials(model, basis, &fixed, &rho_in);
         timings.potentials += t0.elapsed().as_secs_f64();
         // Eigensolver tolerance follows the SCF: loose early, tight near convergence.
-        let tol: f64 = if iteration == 1 { 1e-2 } else { (residual * 0.05).clamp(1e-11, 1e-2) };
+        let tol: f64 = if iteration == 1 {
+            1e-2
+        } else {
+            (residual * 0.05).clamp(1e-11, 1e-2)
+        };
         let maxiter = if iteration == 1 { 100 } else { 40 };
         let t0 = Instant::now();
         let mut eig = vec![vec![Vec::new(); nk]; nspin];
@@ -235,19 +278,20 @@ pub fn run(
         timings.eigensolver += t0.elapsed().as_secs_f64();
         let occ = occupation::compute(model, &eig, &weights)?;
         let t0 = Instant::now();
-        let rho_out = density::from_wavefunctions(basis, &psi, &occ.occ, fixed.symmetrizer.as_ref());
+        let rho_out =
+            density::from_wavefunctions(basis, &psi, &occ.occ, fixed.symmetrizer.as_ref());
         timings.density += t0.elapsed().as_secs_f64();
         // Energies of (psi, rho_out).
         let t0 = Instant::now();
         let (_, e_h, e_xc, e_loc) = potentials(model, basis, &fixed, &rho_out);
         let (mut e_kin, mut e_nl) = (0.0, 0.0);
-        for s in 0..nspin {
+        for (psi_s, occ_s) in psi.iter().zip(&occ.occ) {
             for (k, kpt) in basis.kpoints.iter().enumerate() {
-                let x = &psi[s][k];
+                let x = &psi_s[k];
                 let tk = kinetic::band_energies(kpt, x);
                 let nl = fixed.projectors[k].band_energies(x.as_ref());
                 for b in 0..params.nbands {
-                    let w = kpt.weight * occ.occ[s][k][b];
+                    let w = kpt.weight * occ_s[k][b];
                     e_kin += w * tk[b];
                     e_nl += w * nl[b];
                 }
@@ -298,7 +342,8 @@ pub fn run(
         timings.mixing += t0.elapsed().as_secs_f64();
         last = Some((energies, eig, occ, rho_out));
     }
-    let (energies, eigenvalues, occupations, density) = last.ok_or("max_iterations is 0: nothing was computed")?;
+    let (energies, eigenvalues, occupations, density) =
+        last.ok_or("max_iterations is 0: nothing was computed")?;
     timings.total = t_start.elapsed().as_secs_f64();
     let magnetization = density.magnetization(basis);
     Ok(ScfResult {

@@ -32,7 +32,9 @@ pub struct Setup {
 }
 
 fn err(spec: &RunSpec, key: &str, msg: impl Into<String>, hint: impl Into<String>) -> InputError {
-    InputError::new(&spec.source, msg).with_key(key).with_hint(hint)
+    InputError::new(&spec.source, msg)
+        .with_key(key)
+        .with_hint(hint)
 }
 
 /// Build the model, basis and parameters of `spec`.
@@ -51,9 +53,16 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
             ));
         }
         let pseudo = Pseudopotential::from_file(&s.pseudo).map_err(|e| {
-            err(&spec, &key, format!("cannot read pseudopotential: {e}"), "check that the file is a complete UPF (v1/v2), CP2K GTH or ABINIT pspcod-10 file")
+            err(
+                &spec,
+                &key,
+                format!("cannot read pseudopotential: {e}"),
+                "check that the file is a complete UPF (v1/v2), CP2K GTH or ABINIT pspcod-10 file",
+            )
         })?;
-        if !pseudo.symbol.eq_ignore_ascii_case(&s.symbol) && crate::pseudo::atomic_number(&s.symbol).is_some() {
+        if !pseudo.symbol.eq_ignore_ascii_case(&s.symbol)
+            && crate::pseudo::atomic_number(&s.symbol).is_some()
+        {
             warnings.push(format!(
                 "species {} uses a pseudopotential for element {} ({})",
                 s.symbol,
@@ -71,18 +80,41 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
     let mut atoms = Vec::new();
     for a in &spec.atoms {
         let Some(i) = index_of(&a.species) else {
-            return Err(err(&spec, "atoms", format!("atom species {} has no pseudopotential", a.species), format!("add a [species.{}] table with a pseudo file", a.species)));
+            return Err(err(
+                &spec,
+                "atoms",
+                format!("atom species {} has no pseudopotential", a.species),
+                format!("add a [species.{}] table with a pseudo file", a.species),
+            ));
         };
-        atoms.push(Atom { species: i, frac: a.frac });
+        atoms.push(Atom {
+            species: i,
+            frac: a.frac,
+        });
     }
-    let crystal = Crystal::new(spec.lattice, atoms).map_err(|m| err(&spec, "structure.lattice", m, "check the lattice vectors"))?;
+    let crystal = Crystal::new(spec.lattice, atoms)
+        .map_err(|m| err(&spec, "structure.lattice", m, "check the lattice vectors"))?;
     let functional = Functional::from_name(&spec.functional).ok_or_else(|| {
-        err(&spec, "model.functional", format!("unknown functional {}", spec.functional), "use lda_pz, lda_pw, lda_vwn or pbe")
+        err(
+            &spec,
+            "model.functional",
+            format!("unknown functional {}", spec.functional),
+            "use lda_pz, lda_pw, lda_vwn or pbe",
+        )
     })?;
-    let zsum: f64 = crystal.atoms.iter().map(|a| species[a.species].pseudo.z_valence).sum();
+    let zsum: f64 = crystal
+        .atoms
+        .iter()
+        .map(|a| species[a.species].pseudo.z_valence)
+        .sum();
     let n_electrons = zsum - spec.charge;
     if n_electrons <= 0.0 {
-        return Err(err(&spec, "model.charge", format!("the cell has {n_electrons} electrons"), "the net charge must leave at least one electron"));
+        return Err(err(
+            &spec,
+            "model.charge",
+            format!("the cell has {n_electrons} electrons"),
+            "the net charge must leave at least one electron",
+        ));
     }
     let smearing = match spec.smearing {
         InSmearing::None => Smearing::None,
@@ -93,8 +125,13 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
     };
     let (spin, starting_magnetization) = match &spec.spin {
         Spin::None => (SpinMode::None, vec![0.0; crystal.atoms.len()]),
-        Spin::Collinear { starting_magnetization, total_magnetization } => (
-            SpinMode::Collinear { total_magnetization: *total_magnetization },
+        Spin::Collinear {
+            starting_magnetization,
+            total_magnetization,
+        } => (
+            SpinMode::Collinear {
+                total_magnetization: *total_magnetization,
+            },
             starting_magnetization.clone(),
         ),
     };
@@ -106,19 +143,43 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
             }
             n_electrons / 2.0
         }
-        (SpinMode::Collinear { total_magnetization: Some(m) }, _) => {
+        (
+            SpinMode::Collinear {
+                total_magnetization: Some(m),
+            },
+            _,
+        ) => {
             let up = (n_electrons + m) / 2.0;
             let dn = (n_electrons - m) / 2.0;
             if dn < -1e-8 {
-                return Err(err(&spec, "model.total_magnetization", format!("a moment of {m} needs more than the {n_electrons} electrons of the cell"), "lower total_magnetization"));
+                return Err(err(
+                    &spec,
+                    "model.total_magnetization",
+                    format!(
+                        "a moment of {m} needs more than the {n_electrons} electrons of the cell"
+                    ),
+                    "lower total_magnetization",
+                ));
             }
-            if smearing == Smearing::None && ((up - up.round()).abs() > 1e-8 || (dn - dn.round()).abs() > 1e-8) {
+            if smearing == Smearing::None
+                && ((up - up.round()).abs() > 1e-8 || (dn - dn.round()).abs() > 1e-8)
+            {
                 return Err(err(&spec, "model.total_magnetization", format!("{n_electrons} electrons with moment {m} give fractional spin-channel occupations"), "choose a moment with the parity of the electron count, or use smearing"));
             }
             up.max(dn)
         }
-        (SpinMode::Collinear { total_magnetization: None }, Smearing::None) => {
-            return Err(err(&spec, "model.spin", "collinear spin without smearing needs a fixed total magnetization", "set total_magnetization, or a smearing to let the moment relax"));
+        (
+            SpinMode::Collinear {
+                total_magnetization: None,
+            },
+            Smearing::None,
+        ) => {
+            return Err(err(
+                &spec,
+                "model.spin",
+                "collinear spin without smearing needs a fixed total magnetization",
+                "set total_magnetization, or a smearing to let the moment relax",
+            ));
         }
         _ => n_electrons / 2.0,
     };
@@ -157,7 +218,9 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
         let frac: Vec<[f64; 3]> = crystal.atoms.iter().map(|a| a.frac).collect();
         match find_symmetries(&crystal.lattice, &frac, &types, 1e-5) {
             Ok(ops) => symmetries = ops,
-            Err(e) => warnings.push(format!("symmetry search failed ({e}); running without symmetry")),
+            Err(e) => warnings.push(format!(
+                "symmetry search failed ({e}); running without symmetry"
+            )),
         }
     }
     match &spec.kpoints {
@@ -190,14 +253,39 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
         symmetries,
     };
     // Memory estimate before allocating the basis.
-    let npw_est = model.crystal.volume * (2.0 * spec.ecut).powf(1.5) / (6.0 * std::f64::consts::PI.powi(2));
-    let nproj: f64 = model.crystal.atoms.iter().map(|a| model.species[a.species].pseudo.projectors.iter().map(|p| (2 * p.l + 1) as f64).sum::<f64>()).sum();
+    let npw_est =
+        model.crystal.volume * (2.0 * spec.ecut).powf(1.5) / (6.0 * std::f64::consts::PI.powi(2));
+    let nproj: f64 = model
+        .crystal
+        .atoms
+        .iter()
+        .map(|a| {
+            model.species[a.species]
+                .pseudo
+                .projectors
+                .iter()
+                .map(|p| (2 * p.l + 1) as f64)
+                .sum::<f64>()
+        })
+        .sum();
     let grid_est = 8.0 * 8.0 * npw_est * 16.0;
     let nk = kpoints.len() as f64;
-    let memory_estimate = 16.0 * npw_est * (nk * model.nspin() as f64 * nbands as f64 * 7.0 + nk * nproj) + 20.0 * grid_est;
+    let memory_estimate =
+        16.0 * npw_est * (nk * model.nspin() as f64 * nbands as f64 * 7.0 + nk * nproj)
+            + 20.0 * grid_est;
     let available = available_memory();
     if memory_estimate > 0.8 * available {
-        return Err(err(&spec, "basis.ecut", format!("ecut = {} Ha needs about {:.1} GiB, more than this machine's {:.1} GiB", spec.ecut, memory_estimate / 2f64.powi(30), available / 2f64.powi(30)), "lower ecut (typical values: 10-50 Ha) or run on more memory"));
+        return Err(err(
+            &spec,
+            "basis.ecut",
+            format!(
+                "ecut = {} Ha needs about {:.1} GiB, more than this machine's {:.1} GiB",
+                spec.ecut,
+                memory_estimate / 2f64.powi(30),
+                available / 2f64.powi(30)
+            ),
+            "lower ecut (typical values: 10-50 Ha) or run on more memory",
+        ));
     }
     let basis = Basis::new(&model, spec.ecut, &kpoints);
     let params = ScfParams {

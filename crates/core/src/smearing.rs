@@ -85,7 +85,9 @@ impl Smearing {
                 let term = |p: f64| if p > 0.0 { -p * p.ln() } else { 0.0 };
                 term(f) + term(1.0 - f)
             }
-            Smearing::MethfesselPaxton(_) => (1.0 - 2.0 * x * x) * (-x * x).exp() / (4.0 * PI.sqrt()),
+            Smearing::MethfesselPaxton(_) => {
+                (1.0 - 2.0 * x * x) * (-x * x).exp() / (4.0 * PI.sqrt())
+            }
             Smearing::MarzariVanderbilt(_) => {
                 let y = x + std::f64::consts::FRAC_1_SQRT_2;
                 y * (-y * y).exp() / (2.0 * PI).sqrt()
@@ -110,7 +112,11 @@ mod tests {
                 let h = 1e-5;
                 let ds = (s.entropy(x + h) - s.entropy(x - h)) / (2.0 * h);
                 let df = (s.occupation(x + h) - s.occupation(x - h)) / (2.0 * h);
-                assert!((ds - x * df).abs() < 1e-8, "{s:?} x={x}: {ds} vs {}", x * df);
+                assert!(
+                    (ds - x * df).abs() < 1e-8,
+                    "{s:?} x={x}: {ds} vs {}",
+                    x * df
+                );
             }
             assert!((s.occupation(-30.0) - 1.0).abs() < 1e-12 && s.occupation(30.0).abs() < 1e-12);
         }

@@ -6,7 +6,7 @@ pub fn is_good_fft_size(mut n: usize) -> bool {
         return false;
     }
     for p in [2, 3, 5, 7] {
-        while n % p == 0 {
+        while n.is_multiple_of(p) {
             n /= p;
         }
     }

@@ -90,7 +90,9 @@ mod tests {
     #[test]
     fn eigen_of_hermitian_reconstructs() {
         let n = 5;
-        let a = Mat::from_fn(n, n, |i, j| c64::new((i + 2 * j) as f64 * 0.1, (i as f64 - j as f64) * 0.3));
+        let a = Mat::from_fn(n, n, |i, j| {
+            c64::new((i + 2 * j) as f64 * 0.1, (i as f64 - j as f64) * 0.3)
+        });
         let h = Mat::from_fn(n, n, |i, j| a[(i, j)] + a[(j, i)].conj());
         let e = hermitian_eigen(h.as_ref()).unwrap();
         assert!(e.values.windows(2).all(|w| w[0] <= w[1]));

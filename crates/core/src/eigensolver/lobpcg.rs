@@ -16,7 +16,12 @@ use planewave_linalg::{hermitian_eigen, matmul, matmul_into, overlap, Mat, MatRe
 const DEPENDENCE_TOL: f64 = 1e-12;
 
 /// Lowest `ncols(x0)` eigenpairs of `op`, to residual norm `tol`, at most `maxiter` iterations.
-pub fn lobpcg(op: &impl BlockOperator, x0: Mat<Complex64>, tol: f64, maxiter: usize) -> EigenResult {
+pub fn lobpcg(
+    op: &impl BlockOperator,
+    x0: Mat<Complex64>,
+    tol: f64,
+    maxiter: usize,
+) -> EigenResult {
     let n = op.dim();
     let nb = x0.ncols();
     assert!(nb <= n, "more bands ({nb}) than plane waves ({n})");
@@ -60,7 +65,10 @@ pub fn lobpcg(op: &impl BlockOperator, x0: Mat<Complex64>, tol: f64, maxiter: us
         op.apply(w.as_ref(), aw.as_mut());
         n_applications += w.ncols();
         let (z0, az0) = match &p {
-            Some((pp, ap)) => (hcat(&[w.as_ref(), pp.as_ref()]), hcat(&[aw.as_ref(), ap.as_ref()])),
+            Some((pp, ap)) => (
+                hcat(&[w.as_ref(), pp.as_ref()]),
+                hcat(&[aw.as_ref(), ap.as_ref()]),
+            ),
             None => (w, aw),
         };
         // Orthogonalise against X (twice), tracking A Z consistently: Z -= X C, AZ -= AX C.
@@ -119,7 +127,11 @@ pub fn lobpcg(op: &impl BlockOperator, x0: Mat<Complex64>, tol: f64, maxiter: us
 }
 
 /// Lowest `nb` Ritz pairs of the orthonormal basis `y` with images `ay`: (values, coefficients).
-fn rayleigh_ritz(y: MatRef<'_, Complex64>, ay: MatRef<'_, Complex64>, nb: usize) -> (Vec<f64>, Mat<Complex64>) {
+fn rayleigh_ritz(
+    y: MatRef<'_, Complex64>,
+    ay: MatRef<'_, Complex64>,
+    nb: usize,
+) -> (Vec<f64>, Mat<Complex64>) {
     let mut h = overlap(y, ay);
     let m = h.nrows();
     for i in 0..m {
@@ -143,18 +155,29 @@ fn canonical_transform(z: MatRef<'_, Complex64>) -> Option<Mat<Complex64>> {
     }
     // Scale columns to unit norm first so that the threshold is relative.
     let norms: Vec<f64> = (0..m)
-        .map(|j| (0..z.nrows()).map(|i| z[(i, j)].norm_sqr()).sum::<f64>().sqrt())
+        .map(|j| {
+            (0..z.nrows())
+                .map(|i| z[(i, j)].norm_sqr())
+                .sum::<f64>()
+                .sqrt()
+        })
         .collect();
     let mut s = overlap(z, z);
     for i in 0..m {
         for j in 0..m {
             let d = norms[i] * norms[j];
-            s[(i, j)] = if d > 0.0 { s[(i, j)] / d } else { Complex64::new(0.0, 0.0) };
+            s[(i, j)] = if d > 0.0 {
+                s[(i, j)] / d
+            } else {
+                Complex64::new(0.0, 0.0)
+            };
         }
     }
     let e = hermitian_eigen(s.as_ref()).ok()?;
     let smax = e.values.last().copied().unwrap_or(0.0);
-    let keep: Vec<usize> = (0..m).filter(|&k| e.values[k] > DEPENDENCE_TOL * smax.max(1.0)).collect();
+    let keep: Vec<usize> = (0..m)
+        .filter(|&k| e.values[k] > DEPENDENCE_TOL * smax.max(1.0))
+        .collect();
     if keep.is_empty() {
         return None;
     }
@@ -236,12 +259,19 @@ mod tests {
         });
         let exact = hermitian_eigen(a.as_ref()).unwrap();
         let nb = 6;
-        let x0 = Mat::from_fn(n, nb, |i, j| Complex64::new(((i * 7 + j * 13) % 11) as f64 - 5.0, ((i + j) % 3) as f64));
+        let x0 = Mat::from_fn(n, nb, |i, j| {
+            Complex64::new(((i * 7 + j * 13) % 11) as f64 - 5.0, ((i + j) % 3) as f64)
+        });
         let op = Dense { a, kin };
         let r = lobpcg(&op, x0, 1e-9, 200);
         assert!(r.converged, "residuals {:?}", r.residual_norms);
         for j in 0..nb {
-            assert!((r.values[j] - exact.values[j]).abs() < 1e-10, "{j}: {} vs {}", r.values[j], exact.values[j]);
+            assert!(
+                (r.values[j] - exact.values[j]).abs() < 1e-10,
+                "{j}: {} vs {}",
+                r.values[j],
+                exact.values[j]
+            );
         }
     }
 }

@@ -368,38 +368,24 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    /// The reference runs folder (`runs/*/np*/pw.in`), if this checkout has it.
-    fn reference_dir() -> Option<PathBuf> {
-        let mut candidates = Vec::new();
-        if let Some(d) = std::env::var_os("PLANEWAVE_REFERENCE_DIR") {
-            candidates.push(PathBuf::from(d));
-        }
-        let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        candidates.push(manifest.join("../../shared/reference"));
-        candidates.push(manifest.join("shared/reference"));
-        candidates.push(PathBuf::from("/work/shared/reference"));
-        candidates.into_iter().find(|p| p.join("runs").is_dir())
+    /// The QE inputs of the reference runs, copied into the repository (`tests/data/qe/*/pw.in`).
+    fn reference_dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/qe")
     }
 
     #[test]
     fn reference_inputs_parse() {
-        let Some(root) = reference_dir() else {
-            eprintln!("reference inputs not found; skipping");
-            return;
-        };
+        let root = reference_dir();
         let mut n = 0;
-        let mut runs: Vec<_> = std::fs::read_dir(root.join("runs"))
+        let mut runs: Vec<_> = std::fs::read_dir(&root)
             .unwrap()
             .flatten()
             .map(|e| e.path())
             .collect();
         runs.sort();
         for run in runs {
-            let Ok(sub) = std::fs::read_dir(&run) else {
-                continue;
-            };
-            for np in sub.flatten() {
-                let pw = np.path().join("pw.in");
+            {
+                let pw = run.join("pw.in");
                 if !pw.is_file() {
                     continue;
                 }
@@ -428,7 +414,7 @@ mod tests {
                             .ends_with("pseudos/gth/Si-q4.lda.gth"));
                         assert_eq!(
                             spec.species[0].pseudo,
-                            np.path().join("../../../pseudos/gth/Si-q4.lda.gth")
+                            run.join("../../pseudos/gth/Si-q4.lda.gth")
                         );
                         assert_eq!(spec.functional, "lda_pz");
                     }
@@ -446,7 +432,12 @@ mod tests {
                 }
             }
         }
-        assert!(n > 0, "no pw.in found under {}", root.display());
+        assert_eq!(
+            n,
+            9,
+            "expected the 9 reference inputs under {}",
+            root.display()
+        );
     }
 
     /// Random mutations of valid inputs must give `Ok` or `Err`, never panic.

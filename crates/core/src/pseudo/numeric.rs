@@ -12,8 +12,9 @@
 //! * atomic density: sum_{i<msh} w_i (4 pi r^2 rho_at) j0(q r)  (QE `atomic_rho_g`),
 //!   rescaled so that the q = 0 value is exactly z_valence.
 
-use super::radial::{erf, qe_msh, simpson_weights, sph_bessel};
+use super::radial::{qe_msh, simpson_weights, sph_bessel};
 use super::upf::UpfParsed;
+use crate::special::erf;
 use std::f64::consts::PI;
 
 #[derive(Debug, Clone, PartialEq)]

@@ -12,8 +12,6 @@
 //!   stable upward recurrence otherwise).
 //! * [`erf`] is the error function to ~1e-16 (std has none).
 
-use std::f64::consts::PI;
-
 /// QE's radial cut-off radius (bohr) used to define `msh`.
 pub const QE_RCUT: f64 = 10.0;
 
@@ -84,7 +82,7 @@ fn sph_bessel_series(l: usize, x: f64) -> f64 {
 pub fn sph_bessel(l: usize, x: f64) -> f64 {
     if x < 0.0 {
         let v = sph_bessel(l, -x);
-        return if l % 2 == 0 { v } else { -v };
+        return if l.is_multiple_of(2) { v } else { -v };
     }
     // The series is used where the closed forms suffer from cancellation.
     let series_limit = match l {
@@ -113,57 +111,4 @@ pub fn sph_bessel(l: usize, x: f64) -> f64 {
             j
         }
     }
-}
-
-/// Error function, accurate to about 1e-16 absolute.
-pub fn erf(x: f64) -> f64 {
-    if x < 0.0 {
-        return -erf(-x);
-    }
-    if x < 3.0 {
-        // erf(x) = 2/sqrt(pi) exp(-x^2) sum_n 2^n x^(2n+1) / (2n+1)!!  (all terms positive)
-        let x2 = x * x;
-        let mut term = x;
-        let mut sum = x;
-        for n in 1..200 {
-            term *= 2.0 * x2 / (2 * n + 1) as f64;
-            sum += term;
-            if term < 1e-17 * sum {
-                break;
-            }
-        }
-        2.0 / PI.sqrt() * (-x2).exp() * sum
-    } else {
-        1.0 - erfc_large(x)
-    }
-}
-
-/// erfc(x) for x >= 3 by the Laplace continued fraction (modified Lentz).
-fn erfc_large(x: f64) -> f64 {
-    if x > 27.0 {
-        return 0.0;
-    }
-    // erfc(x) = exp(-x^2)/sqrt(pi) * 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + 2/(x + ...)))))
-    let tiny = 1e-300;
-    let mut f = x;
-    let mut c = x;
-    let mut d = 0.0;
-    for k in 1..300 {
-        let a = k as f64 * 0.5;
-        d = x + a * d;
-        if d.abs() < tiny {
-            d = tiny;
-        }
-        c = x + a / c;
-        if c.abs() < tiny {
-            c = tiny;
-        }
-        d = 1.0 / d;
-        let delta = c * d;
-        f *= delta;
-        if (delta - 1.0).abs() < 1e-16 {
-            break;
-        }
-    }
-    (-x * x).exp() / PI.sqrt() / f
 }

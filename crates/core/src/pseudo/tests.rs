@@ -3,8 +3,9 @@
 //! HGH-on-a-grid against analytic GTH, and error reporting on broken files.
 
 use super::gth::{gaussian_radial_ft, numeric_radial_ft, GthChannel, GthData};
-use super::radial::{erf, qe_msh, simpson, simpson_weights, sph_bessel};
+use super::radial::{qe_msh, simpson, simpson_weights, sph_bessel};
 use super::*;
+use crate::special::erf;
 use std::f64::consts::PI;
 use std::path::PathBuf;
 

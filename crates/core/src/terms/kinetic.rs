@@ -14,6 +14,12 @@ pub fn apply_add(kpt: &Kpoint, psi: &[Complex64], out: &mut [Complex64]) {
 /// `<psi_n|T|psi_n>` for every band (column) of the block.
 pub fn band_energies(kpt: &Kpoint, psi: &Mat<Complex64>) -> Vec<f64> {
     (0..psi.ncols())
-        .map(|b| psi.col_as_slice(b).iter().zip(&kpt.kinetic).map(|(x, t)| x.norm_sqr() * t).sum())
+        .map(|b| {
+            psi.col_as_slice(b)
+                .iter()
+                .zip(&kpt.kinetic)
+                .map(|(x, t)| x.norm_sqr() * t)
+                .sum()
+        })
         .collect()
 }

@@ -35,6 +35,11 @@ impl LocalPotential {
     /// E_loc = \int V_loc(r) rho(r) dr for the total density on the grid.
     pub fn energy(&self, basis: &Basis, rho_total_r: &[f64]) -> f64 {
         let dv = basis.volume / basis.grid_len() as f64;
-        self.values_r.iter().zip(rho_total_r).map(|(v, r)| v * r).sum::<f64>() * dv
+        self.values_r
+            .iter()
+            .zip(rho_total_r)
+            .map(|(v, r)| v * r)
+            .sum::<f64>()
+            * dv
     }
 }

@@ -49,7 +49,10 @@ pub(crate) fn structure_factor_sum(
 }
 
 /// Real-space values on the grid of a field given on the density sphere.
-pub(crate) fn sphere_to_real(basis: &crate::basis::Basis, field_g: &[num_complex::Complex64]) -> Vec<f64> {
+pub(crate) fn sphere_to_real(
+    basis: &crate::basis::Basis,
+    field_g: &[num_complex::Complex64],
+) -> Vec<f64> {
     let n = basis.grid_len();
     let mut grid = vec![num_complex::Complex64::new(0.0, 0.0); n];
     let mut work = grid.clone();
@@ -59,9 +62,14 @@ pub(crate) fn sphere_to_real(basis: &crate::basis::Basis, field_g: &[num_complex
 }
 
 /// Density-sphere coefficients of a real field on the grid (`f(G) = (1/N) sum_r f(r) e^{-iGr}`).
-pub(crate) fn real_to_sphere(basis: &crate::basis::Basis, field_r: &[f64]) -> Vec<num_complex::Complex64> {
-    let mut grid: Vec<num_complex::Complex64> =
-        field_r.iter().map(|&x| num_complex::Complex64::new(x, 0.0)).collect();
+pub(crate) fn real_to_sphere(
+    basis: &crate::basis::Basis,
+    field_r: &[f64],
+) -> Vec<num_complex::Complex64> {
+    let mut grid: Vec<num_complex::Complex64> = field_r
+        .iter()
+        .map(|&x| num_complex::Complex64::new(x, 0.0))
+        .collect();
     let mut work = grid.clone();
     basis.fft.forward(&mut grid, &mut work);
     let mut out = vec![num_complex::Complex64::new(0.0, 0.0); basis.rho_millers.len()];

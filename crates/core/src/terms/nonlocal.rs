@@ -8,8 +8,8 @@
 use crate::basis::Kpoint;
 use crate::model::Model;
 use crate::special::real_ylm;
-use planewave_linalg::{matmul, matmul_into, overlap, Mat, MatMut, MatRef};
 use num_complex::Complex64;
+use planewave_linalg::{matmul, matmul_into, overlap, Mat, MatMut, MatRef};
 
 /// The projectors of one k-point.
 #[derive(Debug, Clone)]
@@ -36,7 +36,11 @@ impl KProjectors {
         }
         let nproj = cols.len();
         let mut p = Mat::<Complex64>::zeros(npw, nproj);
-        let qs: Vec<f64> = kpt.kpg.iter().map(|g| (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt()).collect();
+        let qs: Vec<f64> = kpt
+            .kpg
+            .iter()
+            .map(|g| (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt())
+            .collect();
         let norm = 1.0 / volume.sqrt();
         let mut col = 0;
         let mut ylm = vec![0.0; 7];
@@ -47,7 +51,9 @@ impl KProjectors {
             let phase: Vec<Complex64> = kpt
                 .kpg
                 .iter()
-                .map(|g| Complex64::from_polar(1.0, -(g[0] * tau[0] + g[1] * tau[1] + g[2] * tau[2])))
+                .map(|g| {
+                    Complex64::from_polar(1.0, -(g[0] * tau[0] + g[1] * tau[1] + g[2] * tau[2]))
+                })
                 .collect();
             for (i, pr) in ps.projectors.iter().enumerate() {
                 let l = pr.l;
@@ -103,7 +109,11 @@ impl KProjectors {
         let c = overlap(self.p.as_ref(), psi);
         let dc = matmul(self.d.as_ref(), c.as_ref());
         (0..nb)
-            .map(|n| (0..c.nrows()).map(|j| (c[(j, n)].conj() * dc[(j, n)]).re).sum())
+            .map(|n| {
+                (0..c.nrows())
+                    .map(|j| (c[(j, n)].conj() * dc[(j, n)]).re)
+                    .sum()
+            })
             .collect()
     }
 }

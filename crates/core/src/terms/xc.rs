@@ -43,7 +43,12 @@ fn divergence(basis: &Basis, h: &[Vec<f64>; 3]) -> Vec<f64> {
 }
 
 /// Evaluate the functional for spin densities `rho_r` (grid) / `rho_g` (sphere).
-pub fn compute(functional: Functional, basis: &Basis, rho_r: &[Vec<f64>], rho_g: &[Vec<Complex64>]) -> XcResult {
+pub fn compute(
+    functional: Functional,
+    basis: &Basis,
+    rho_r: &[Vec<f64>],
+    rho_g: &[Vec<Complex64>],
+) -> XcResult {
     let nspin = rho_r.len();
     let n = basis.grid_len();
     let dv = basis.volume / n as f64;
@@ -84,7 +89,11 @@ pub fn compute(functional: Functional, basis: &Basis, rho_r: &[Vec<f64>], rho_g:
                     if nspin == 1 {
                         2.0 * out.vsigma[0][i] * grads[0][a][i]
                     } else {
-                        let (vss, other) = if s == 0 { (out.vsigma[0][i], 1) } else { (out.vsigma[2][i], 0) };
+                        let (vss, other) = if s == 0 {
+                            (out.vsigma[0][i], 1)
+                        } else {
+                            (out.vsigma[2][i], 0)
+                        };
                         2.0 * vss * grads[s][a][i] + out.vsigma[1][i] * grads[other][a][i]
                     }
                 })

@@ -531,27 +531,3 @@ fn names_roundtrip() {
 fn gga_without_sigma_panics() {
     evaluate(Functional::Pbe, &[&[0.1]], &[]);
 }
-
-/// Rough timing (run with `cargo test --release -- --ignored --nocapture`).
-#[test]
-#[ignore]
-fn timing() {
-    let n = 1_000_000;
-    let rho: Vec<f64> = (0..n).map(|i| 1e-3 + (i % 1000) as f64 * 1e-3).collect();
-    let sig: Vec<f64> = rho.iter().map(|r| 0.7 * r.powf(8.0 / 3.0)).collect();
-    let dw: Vec<f64> = rho.iter().map(|r| 0.3 * r).collect();
-    let mut out = XcOutput::default();
-    for f in Functional::ALL {
-        let t = std::time::Instant::now();
-        evaluate_into(f, &[&rho], &[&sig], &mut out);
-        let t1 = t.elapsed();
-        let t = std::time::Instant::now();
-        evaluate_into(f, &[&rho, &dw], &[&sig, &sig, &sig], &mut out);
-        println!(
-            "{:8} 1e6 points: unpolarised {:?}, polarised {:?}",
-            f.name(),
-            t1,
-            t.elapsed()
-        );
-    }
-}
