@@ -31,7 +31,7 @@ enum Command {
     Run {
         /// Input file (TOML or QE pw.x input).
         input: PathBuf,
-        /// Where to write the results JSON (default: next to the input, <stem>.json).
+        /// Where to write the results JSON (default: next to the input, `<stem>.json`).
         #[arg(long)]
         json: Option<PathBuf>,
         /// Print nothing but errors.

@@ -5,6 +5,11 @@
 //! |G|^2/2 <= 4 ecut ("the density sphere"), and the FFT grid is the smallest with factors 2,3,5,7
 //! that holds every difference of two wavefunction G-vectors without aliasing.
 //! With one rank every G-vector is local; the G-distributed layout keeps this API.
+//!
+//! Γ-point real wavefunctions (`gamma_real`): only half of the sphere is stored (G = 0 first, then
+//! one G of each +-G pair), since c(-G) = c(G)*. A band is then a REAL vector of length 2 n - 1:
+//! [c(0), sqrt2 Re c(G_1), sqrt2 Im c(G_1), ...], whose Euclidean inner product equals the
+//! plane-wave one; see [`Kpoint::dim`].
 
 use crate::crystal::{dot, norm, Crystal};
 use crate::model::Model;
@@ -30,6 +35,8 @@ pub struct Kpoint {
     pub kinetic: Vec<f64>,
     /// Where each G sits on the FFT grid.
     pub map: SphereMap,
+    /// Γ-point real path: where each -G sits on the grid (None for complex wavefunctions).
+    pub map_neg: Option<SphereMap>,
 }
 
 impl Kpoint {
@@ -37,6 +44,39 @@ impl Kpoint {
     pub fn npw(&self) -> usize {
         self.millers.len()
     }
+
+    /// True for the Γ-point real-wavefunction representation.
+    pub fn is_gamma_real(&self) -> bool {
+        self.map_neg.is_some()
+    }
+
+    /// Length of a band vector: npw (complex) or 2 npw - 1 (Γ real).
+    pub fn dim(&self) -> usize {
+        if self.is_gamma_real() {
+            2 * self.npw() - 1
+        } else {
+            self.npw()
+        }
+    }
+
+    /// Kinetic energy of each band-vector component (length [`Kpoint::dim`]).
+    pub fn kinetic_per_component(&self) -> Vec<f64> {
+        if !self.is_gamma_real() {
+            return self.kinetic.clone();
+        }
+        let mut t = Vec::with_capacity(self.dim());
+        t.push(self.kinetic[0]);
+        for &k in &self.kinetic[1..] {
+            t.push(k);
+            t.push(k);
+        }
+        t
+    }
+}
+
+/// One representative of each +-G pair (and G = 0): the "upper half" of Miller space.
+fn in_upper_half(m: [i32; 3]) -> bool {
+    m[0] > 0 || (m[0] == 0 && (m[1] > 0 || (m[1] == 0 && m[2] >= 0)))
 }
 
 /// The plane-wave basis.
@@ -109,21 +149,64 @@ pub fn sphere(crystal: &Crystal, q: [f64; 3], gmax: f64) -> Vec<([i32; 3], [f64;
 impl Basis {
     /// Discretise `model` with cutoff `ecut` (Ha) on the k-points `kpoints` (fractional, weight).
     pub fn new(model: &Model, ecut: f64, kpoints: &[([f64; 3], f64)]) -> Self {
-        Self::with_grid(model, ecut, kpoints, fft_grid_for(&model.crystal, ecut))
+        Self::with_grid(
+            model,
+            ecut,
+            kpoints,
+            fft_grid_for(&model.crystal, ecut),
+            false,
+        )
     }
 
-    /// As [`Basis::new`] with an explicit FFT grid (must hold the density sphere).
-    pub fn with_grid(model: &Model, ecut: f64, kpoints: &[([f64; 3], f64)], grid: FftGrid) -> Self {
+    /// The Γ-only basis with real wavefunctions (half the plane waves, half the FFTs).
+    pub fn gamma_real(model: &Model, ecut: f64) -> Self {
+        Self::with_grid(
+            model,
+            ecut,
+            &[([0.0; 3], 1.0)],
+            fft_grid_for(&model.crystal, ecut),
+            true,
+        )
+    }
+
+    /// As [`Basis::new`] with an explicit FFT grid (must hold the density sphere); with
+    /// `gamma_real` the single k-point must be Γ.
+    pub fn with_grid(
+        model: &Model,
+        ecut: f64,
+        kpoints: &[([f64; 3], f64)],
+        grid: FftGrid,
+        gamma_real: bool,
+    ) -> Self {
+        assert!(
+            !gamma_real || (kpoints.len() == 1 && kpoints[0].0 == [0.0; 3]),
+            "the real-wavefunction path needs exactly the Γ point"
+        );
         let crystal = &model.crystal;
         let gmax_wfc = (2.0 * ecut).sqrt();
         let kpts = kpoints
             .iter()
             .map(|&(frac, weight)| {
-                let pw = sphere(crystal, frac, gmax_wfc);
+                let mut pw = sphere(crystal, frac, gmax_wfc);
+                if gamma_real {
+                    pw.retain(|p| in_upper_half(p.0));
+                    // G = 0 first: its coefficient is real.
+                    let zero = pw
+                        .iter()
+                        .position(|p| p.0 == [0, 0, 0])
+                        .expect("G = 0 is in every sphere");
+                    let g0 = pw.remove(zero);
+                    pw.insert(0, g0);
+                }
                 let millers: Vec<[i32; 3]> = pw.iter().map(|p| p.0).collect();
                 let kpg: Vec<[f64; 3]> = pw.iter().map(|p| p.1).collect();
                 let kinetic = kpg.iter().map(|g| 0.5 * dot(g, g)).collect();
                 let map = SphereMap::new(grid, &millers);
+                let map_neg = gamma_real.then(|| {
+                    let neg: Vec<[i32; 3]> =
+                        millers.iter().map(|m| [-m[0], -m[1], -m[2]]).collect();
+                    SphereMap::new(grid, &neg)
+                });
                 Kpoint {
                     frac,
                     cart: crystal.recip_to_cartesian(&frac),
@@ -132,6 +215,7 @@ impl Basis {
                     kpg,
                     kinetic,
                     map,
+                    map_neg,
                 }
             })
             .collect();

@@ -5,13 +5,13 @@
 //! (the k-points are the irreducible set). Also: the superposition of atomic densities used as
 //! the starting guess, and the NLCC core density.
 
+use crate::bands::BandScalar;
 use crate::basis::Basis;
 use crate::model::Model;
 use crate::symmetry::DensitySymmetrizer;
 use crate::terms::{real_to_sphere, sphere_to_real, structure_factor_sum};
 use num_complex::Complex64;
 use planewave_linalg::Mat;
-use rayon::prelude::*;
 
 /// A density: one channel without spin, (up, down) with collinear spin.
 #[derive(Debug, Clone)]
@@ -117,56 +117,20 @@ pub fn core_density(model: &Model, basis: &Basis) -> Option<(Vec<Complex64>, Vec
     Some((g, r))
 }
 
-/// Density of occupied states: `psi[s][k]` (npw x nbands) with occupations `occ[s][k][n]`.
-pub fn from_wavefunctions(
+/// Density of occupied states: `psi[s][k]` (bands as columns) with occupations `occ[s][k][n]`.
+pub fn from_wavefunctions<T: BandScalar>(
     basis: &Basis,
-    psi: &[Vec<Mat<Complex64>>],
+    psi: &[Vec<Mat<T>>],
     occ: &[Vec<Vec<f64>>],
     symmetrizer: Option<&DensitySymmetrizer>,
 ) -> Density {
     let n = basis.grid_len();
     let mut channels = Vec::with_capacity(psi.len());
-    for (s, psi_s) in psi.iter().enumerate() {
+    for (psi_s, occ_s) in psi.iter().zip(occ) {
         let mut acc = vec![0.0; n];
         for (k, kpt) in basis.kpoints.iter().enumerate() {
-            let x = &psi_s[k];
-            let work: Vec<(usize, f64)> = (0..x.ncols())
-                .map(|b| (b, kpt.weight * occ[s][k][b]))
-                .filter(|&(_, w)| w.abs() > 1e-16)
-                .collect();
-            let partial = work
-                .par_iter()
-                .fold(
-                    || {
-                        (
-                            vec![0.0; n],
-                            vec![Complex64::new(0.0, 0.0); n],
-                            vec![Complex64::new(0.0, 0.0); n],
-                        )
-                    },
-                    |(mut sum, mut grid, mut wk), &(b, w)| {
-                        let col = x.col_as_slice(b);
-                        kpt.map.scatter(col, &mut grid);
-                        basis.fft.backward(&mut grid, &mut wk);
-                        for (a, z) in sum.iter_mut().zip(&grid) {
-                            *a += w * z.norm_sqr();
-                        }
-                        (sum, grid, wk)
-                    },
-                )
-                .map(|t| t.0)
-                .reduce(
-                    || vec![0.0; n],
-                    |mut a, b| {
-                        for (x, y) in a.iter_mut().zip(&b) {
-                            *x += y;
-                        }
-                        a
-                    },
-                );
-            for (a, p) in acc.iter_mut().zip(&partial) {
-                *a += p;
-            }
+            let weights: Vec<f64> = occ_s[k].iter().map(|f| kpt.weight * f).collect();
+            T::add_density(kpt, &basis.fft, &psi_s[k], &weights, &mut acc);
         }
         let inv_vol = 1.0 / basis.volume;
         acc.iter_mut().for_each(|x| *x *= inv_vol);

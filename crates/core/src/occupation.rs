@@ -7,7 +7,7 @@ use crate::smearing::Smearing;
 /// Occupations of every (spin, k, band), the Fermi level(s) and the smearing energy.
 #[derive(Debug, Clone)]
 pub struct Occupations {
-    /// occ[spin][k][band], including the spin factor (0..2 without spin, 0..1 with).
+    /// `occ[spin][k][band]`, including the spin factor (0..2 without spin, 0..1 with).
     pub occ: Vec<Vec<Vec<f64>>>,
     /// Fermi level per spin channel (both equal unless the moment is fixed); None without smearing.
     pub fermi: Option<Vec<f64>>,

@@ -4,7 +4,7 @@
 
 use crate::basis::Basis;
 use crate::crystal::{Atom, Crystal};
-use crate::input::{InputError, Kpoints, RunSpec, Smearing as InSmearing, Spin};
+use crate::input::{InputError, InputFormat, Kpoints, RunSpec, Smearing as InSmearing, Spin};
 use crate::model::{Model, Species, SpinMode};
 use crate::pseudo::Pseudopotential;
 use crate::scf::ScfParams;
@@ -31,33 +31,53 @@ pub struct Setup {
     pub warnings: Vec<String>,
 }
 
+/// An error at `key` (named as in the input's format), with the line where the input wrote it.
 fn err(spec: &RunSpec, key: &str, msg: impl Into<String>, hint: impl Into<String>) -> InputError {
     InputError::new(&spec.source, msg)
         .with_key(key)
+        .at_line(spec.line_of(key))
         .with_hint(hint)
 }
 
 /// Build the model, basis and parameters of `spec`.
 pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
     let mut warnings = Vec::new();
+    let names = spec.key_names();
     // Pseudopotentials.
     let mut species = Vec::new();
     for s in &spec.species {
-        let key = format!("species.{}.pseudo", s.symbol);
+        let (key, line) = spec.pseudo_key(&s.symbol);
+        let pseudo_err = |msg: String, hint: &str| {
+            InputError::new(&spec.source, msg)
+                .with_key(key.as_str())
+                .at_line(line)
+                .with_hint(hint)
+        };
         if !s.pseudo.is_file() {
-            return Err(err(
-                &spec,
-                &key,
-                format!("pseudopotential file {} not found", s.pseudo.display()),
-                "paths are relative to the input file's folder",
+            let what = if s.pseudo.exists() {
+                "is not a file"
+            } else {
+                "not found"
+            };
+            let hint = match spec.origin.format {
+                InputFormat::Toml => "pseudo paths are relative to the input file's folder",
+                InputFormat::QuantumEspresso => {
+                    "pseudo files are looked for in pseudo_dir (relative to the input file's folder; default: that folder)"
+                }
+            };
+            return Err(pseudo_err(
+                format!(
+                    "pseudopotential file {} for species {} {what}",
+                    s.pseudo.display(),
+                    s.symbol
+                ),
+                hint,
             ));
         }
         let pseudo = Pseudopotential::from_file(&s.pseudo).map_err(|e| {
-            err(
-                &spec,
-                &key,
-                format!("cannot read pseudopotential: {e}"),
-                "check that the file is a complete UPF (v1/v2), CP2K GTH or ABINIT pspcod-10 file",
+            pseudo_err(
+                format!("cannot read the pseudopotential of species {}: {e}", s.symbol),
+                "use a complete UPF (v1/v2), CP2K GTH or ABINIT pspcod-10 file (a truncated download or a file of another format will not do)",
             )
         })?;
         if !pseudo.symbol.eq_ignore_ascii_case(&s.symbol)
@@ -82,9 +102,12 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
         let Some(i) = index_of(&a.species) else {
             return Err(err(
                 &spec,
-                "atoms",
+                names.atoms,
                 format!("atom species {} has no pseudopotential", a.species),
-                format!("add a [species.{}] table with a pseudo file", a.species),
+                format!(
+                    "give species {} a pseudopotential in {}",
+                    a.species, names.species
+                ),
             ));
         };
         atoms.push(Atom {
@@ -93,11 +116,11 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
         });
     }
     let crystal = Crystal::new(spec.lattice, atoms)
-        .map_err(|m| err(&spec, "structure.lattice", m, "check the lattice vectors"))?;
+        .map_err(|m| err(&spec, names.lattice, m, "check the lattice vectors"))?;
     let functional = Functional::from_name(&spec.functional).ok_or_else(|| {
         err(
             &spec,
-            "model.functional",
+            names.functional,
             format!("unknown functional {}", spec.functional),
             "use lda_pz, lda_pw, lda_vwn or pbe",
         )
@@ -111,7 +134,7 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
     if n_electrons <= 0.0 {
         return Err(err(
             &spec,
-            "model.charge",
+            names.charge,
             format!("the cell has {n_electrons} electrons"),
             "the net charge must leave at least one electron",
         ));
@@ -139,7 +162,16 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
     let occupied: f64 = match (&spin, smearing) {
         (SpinMode::None, Smearing::None) => {
             if (n_electrons / 2.0 - (n_electrons / 2.0).round()).abs() > 1e-8 {
-                return Err(err(&spec, "model.smearing", format!("{n_electrons} electrons (an odd number) cannot fill doubly occupied bands without smearing"), "set a smearing (e.g. smearing = \"gaussian\", smearing_width = 0.01) or spin = \"collinear\" with total_magnetization"));
+                let hint = match spec.origin.format {
+                    InputFormat::Toml => "set a smearing in [model] (e.g. smearing = \"gaussian\", smearing_width = 0.01), or spin = \"collinear\" with total_magnetization = 1",
+                    InputFormat::QuantumEspresso => "set occupations = 'smearing' with degauss, or nspin = 2 with tot_magnetization",
+                };
+                return Err(err(
+                    &spec,
+                    names.smearing,
+                    format!("an odd number of electrons ({n_electrons}) cannot fill doubly occupied bands without smearing"),
+                    hint,
+                ));
             }
             n_electrons / 2.0
         }
@@ -154,7 +186,7 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
             if dn < -1e-8 {
                 return Err(err(
                     &spec,
-                    "model.total_magnetization",
+                    names.total_magnetization,
                     format!(
                         "a moment of {m} needs more than the {n_electrons} electrons of the cell"
                     ),
@@ -164,7 +196,7 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
             if smearing == Smearing::None
                 && ((up - up.round()).abs() > 1e-8 || (dn - dn.round()).abs() > 1e-8)
             {
-                return Err(err(&spec, "model.total_magnetization", format!("{n_electrons} electrons with moment {m} give fractional spin-channel occupations"), "choose a moment with the parity of the electron count, or use smearing"));
+                return Err(err(&spec, names.total_magnetization, format!("{n_electrons} electrons with moment {m} give fractional spin-channel occupations"), "choose a moment with the parity of the electron count, or use smearing"));
             }
             up.max(dn)
         }
@@ -176,7 +208,7 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
         ) => {
             return Err(err(
                 &spec,
-                "model.spin",
+                names.spin,
                 "collinear spin without smearing needs a fixed total magnetization",
                 "set total_magnetization, or a smearing to let the moment relax",
             ));
@@ -199,9 +231,16 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
     if nbands < needed {
         return Err(err(
             &spec,
-            "basis.nbands",
-            format!("{nbands} bands cannot hold {n_electrons} electrons"),
-            format!("use at least {needed} bands"),
+            names.nbands,
+            format!(
+                "{nbands} bands cannot hold {n_electrons} electrons ({needed} needed{})",
+                if smearing == Smearing::None {
+                    ""
+                } else {
+                    ", one more than occupied for smearing"
+                }
+            ),
+            format!("use at least {needed} bands, or leave it out to let planewave choose"),
         ));
     }
     // Symmetry and k-points.
@@ -277,17 +316,24 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
     if memory_estimate > 0.8 * available {
         return Err(err(
             &spec,
-            "basis.ecut",
+            names.ecut,
             format!(
-                "ecut = {} Ha needs about {:.1} GiB, more than this machine's {:.1} GiB",
+                "a cutoff of {} Ha ({} Ry) with this cell ({:.0} bohr^3) and {} k-points needs about {:.1} GiB, more than this machine's {:.1} GiB",
                 spec.ecut,
+                2.0 * spec.ecut,
+                model.crystal.volume,
+                kpoints.len(),
                 memory_estimate / 2f64.powi(30),
                 available / 2f64.powi(30)
             ),
             "lower ecut (typical values: 10-50 Ha) or run on more memory",
         ));
     }
-    let basis = Basis::new(&model, spec.ecut, &kpoints);
+    let basis = if matches!(spec.kpoints, Kpoints::Gamma) {
+        Basis::gamma_real(&model, spec.ecut)
+    } else {
+        Basis::new(&model, spec.ecut, &kpoints)
+    };
     let params = ScfParams {
         nbands,
         energy_tolerance: spec.scf.energy_tolerance,

@@ -1,7 +1,8 @@
 //! `Fft3d`: the serial (one-rank) 3-D complex FFT on a C-order grid, from cached rustfft plans.
 //!
-//! Axis 2 is contiguous and transformed in place; axes 1 and 0 are brought to contiguous lines
-//! by blocked transposes into a caller-provided work buffer, transformed, and written back.
+//! Axis 2 is contiguous and transformed in place; axis 1 is transformed plane by plane through a
+//! small per-thread buffer of gathered columns; axis 0 is gathered block-wise into the caller's
+//! work buffer, transformed there in the same pass, and written back plane by plane.
 //! Lines are dealt to rayon threads in batches.
 
 use crate::grid::FftGrid;
@@ -64,23 +65,70 @@ impl Fft3d {
         assert_eq!(data.len(), n, "FFT data has the wrong length");
         assert!(work.len() >= n, "FFT work buffer too small");
         let work = &mut work[..n];
-        // Axis 2: contiguous lines.
-        lines(data, n2, &plans[2]);
-        // Axis 1: per plane i0, transpose (n1, n2) -> (n2, n1), transform, transpose back.
-        work.par_chunks_mut(n1 * n2)
-            .zip(data.par_chunks(n1 * n2))
-            .for_each(|(w, d)| transpose(d, w, n1, n2));
-        lines(work, n1, &plans[1]);
-        data.par_chunks_mut(n1 * n2)
-            .zip(work.par_chunks(n1 * n2))
-            .for_each(|(d, w)| transpose(w, d, n2, n1));
-        // Axis 0: view data as (n0, m) with m = n1 * n2; transpose to (m, n0).
         let m = n1 * n2;
-        transpose_par(data, work, n0, m);
-        lines(work, n0, &plans[0]);
-        transpose_par(work, data, m, n0);
+        // Axis 2: contiguous lines, in place.
+        lines(data, n2, &plans[2]);
+        // Axis 1: inside each (contiguous) plane, gather B columns into scratch lines, transform,
+        // scatter back.
+        let plan1 = &plans[1];
+        let s1 = plan1.get_inplace_scratch_len();
+        data.par_chunks_mut(m).for_each_init(
+            || {
+                (
+                    vec![C64::new(0.0, 0.0); BLOCK * n1],
+                    vec![C64::new(0.0, 0.0); s1],
+                )
+            },
+            |(lines_buf, scratch), plane| {
+                for c0 in (0..n2).step_by(BLOCK) {
+                    let nc = BLOCK.min(n2 - c0);
+                    let buf = &mut lines_buf[..nc * n1];
+                    for i1 in 0..n1 {
+                        let row = &plane[i1 * n2 + c0..i1 * n2 + c0 + nc];
+                        for (c, &v) in row.iter().enumerate() {
+                            buf[c * n1 + i1] = v;
+                        }
+                    }
+                    plan1.process_with_scratch(buf, scratch);
+                    for i1 in 0..n1 {
+                        let row = &mut plane[i1 * n2 + c0..i1 * n2 + c0 + nc];
+                        for (c, v) in row.iter_mut().enumerate() {
+                            *v = buf[c * n1 + i1];
+                        }
+                    }
+                }
+            },
+        );
+        // Axis 0: gather blocks of B columns of the (n0 x m) view into `work` as contiguous lines
+        // and transform them there (one fused pass), then write back plane by plane.
+        let plan0 = &plans[0];
+        let s0 = plan0.get_inplace_scratch_len();
+        let src: &[C64] = data;
+        work.par_chunks_mut(n0 * BLOCK).enumerate().for_each_init(
+            || vec![C64::new(0.0, 0.0); s0],
+            |scratch, (blk, w)| {
+                let c0 = blk * BLOCK;
+                let nc = w.len() / n0;
+                for i0 in 0..n0 {
+                    let run = &src[i0 * m + c0..i0 * m + c0 + nc];
+                    for (c, &v) in run.iter().enumerate() {
+                        w[c * n0 + i0] = v;
+                    }
+                }
+                plan0.process_with_scratch(w, scratch);
+            },
+        );
+        let w: &[C64] = work;
+        data.par_chunks_mut(m).enumerate().for_each(|(i0, plane)| {
+            for (j, v) in plane.iter_mut().enumerate() {
+                *v = w[j * n0 + i0];
+            }
+        });
     }
 }
+
+/// Columns gathered per block in the strided passes.
+const BLOCK: usize = 8;
 
 /// Transform every contiguous line of length `len` in `buf`.
 fn lines(buf: &mut [C64], len: usize, plan: &Arc<dyn Fft<f64>>) {
@@ -89,40 +137,6 @@ fn lines(buf: &mut [C64], len: usize, plan: &Arc<dyn Fft<f64>>) {
         || vec![C64::new(0.0, 0.0); scratch_len],
         |scratch, chunk| plan.process_with_scratch(chunk, scratch),
     );
-}
-
-/// `dst (cols x rows) = src (rows x cols)^T`, both C order, serial.
-fn transpose(src: &[C64], dst: &mut [C64], rows: usize, cols: usize) {
-    const B: usize = 16;
-    for r0 in (0..rows).step_by(B) {
-        for c0 in (0..cols).step_by(B) {
-            for r in r0..(r0 + B).min(rows) {
-                for c in c0..(c0 + B).min(cols) {
-                    dst[c * rows + r] = src[r * cols + c];
-                }
-            }
-        }
-    }
-}
-
-/// `dst (cols x rows) = src (rows x cols)^T` with rayon over blocks of destination rows.
-fn transpose_par(src: &[C64], dst: &mut [C64], rows: usize, cols: usize) {
-    const B: usize = 16;
-    dst[..rows * cols]
-        .par_chunks_mut(rows * B)
-        .enumerate()
-        .for_each(|(blk, d)| {
-            let c0 = blk * B;
-            let nc = d.len() / rows;
-            for r0 in (0..rows).step_by(B) {
-                for c in 0..nc {
-                    let row = &mut d[c * rows..(c + 1) * rows];
-                    for r in r0..(r0 + B).min(rows) {
-                        row[r] = src[r * cols + c0 + c];
-                    }
-                }
-            }
-        });
 }
 
 #[cfg(test)]

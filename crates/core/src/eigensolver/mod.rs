@@ -6,38 +6,39 @@
 
 pub mod lobpcg;
 
-use num_complex::Complex64;
-use planewave_linalg::{Mat, MatMut, MatRef};
+use crate::bands::BandScalar;
+use crate::hamiltonian::KHamiltonian;
+use planewave_linalg::{Mat, MatMut, MatRef, Scalar};
 
 /// Something that applies a Hermitian operator to a block of vectors.
-pub trait BlockOperator {
+pub trait BlockOperator<T: Scalar> {
     /// Length of a vector.
     fn dim(&self) -> usize;
     /// `out = A x`.
-    fn apply(&self, x: MatRef<'_, Complex64>, out: MatMut<'_, Complex64>);
+    fn apply(&self, x: MatRef<'_, T>, out: MatMut<'_, T>);
     /// Diagonal kinetic energies for the preconditioner (length `dim()`).
     fn kinetic(&self) -> &[f64];
 }
 
-impl BlockOperator for crate::hamiltonian::KHamiltonian<'_> {
+impl<T: BandScalar> BlockOperator<T> for KHamiltonian<'_, T> {
     fn dim(&self) -> usize {
-        self.npw()
+        KHamiltonian::dim(self)
     }
-    fn apply(&self, x: MatRef<'_, Complex64>, out: MatMut<'_, Complex64>) {
-        crate::hamiltonian::KHamiltonian::apply(self, x, out)
+    fn apply(&self, x: MatRef<'_, T>, out: MatMut<'_, T>) {
+        KHamiltonian::apply(self, x, out)
     }
     fn kinetic(&self) -> &[f64] {
-        crate::hamiltonian::KHamiltonian::kinetic(self)
+        &self.kinetic
     }
 }
 
 /// Result of an eigensolver call.
 #[derive(Debug, Clone)]
-pub struct EigenResult {
+pub struct EigenResult<T: Scalar> {
     /// Eigenvalues, ascending (Ha).
     pub values: Vec<f64>,
     /// Eigenvectors as columns (orthonormal).
-    pub vectors: Mat<Complex64>,
+    pub vectors: Mat<T>,
     /// ||H x - lambda x|| for each pair.
     pub residual_norms: Vec<f64>,
     /// Iterations taken.

@@ -84,9 +84,11 @@ mod toml;
 pub mod units;
 mod validate;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use self::error::InputError;
+pub(crate) use self::validate::KeyNames;
 
 /// A validated description of one SCF run, in Hartree atomic units.
 #[derive(Debug, Clone, PartialEq)]
@@ -123,6 +125,44 @@ pub struct RunSpec {
     /// Whether crystal symmetry may be used (false for QE `nosym=.true.` or
     /// TOML `[model] symmetry = false`).
     pub use_symmetry: bool,
+    /// Where the input wrote things, so that later stages (set-up) can point at
+    /// the key and line in the user's own format.
+    pub origin: Origin,
+}
+
+/// The format of an input and the lines its reader recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Origin {
+    /// TOML or QE.
+    pub format: InputFormat,
+    /// Line of each key, by its name in that format (`basis.nbands`, `nbnd`, ...).
+    pub lines: BTreeMap<String, usize>,
+    /// Line of each species entry (`[species.Si]`, or its ATOMIC_SPECIES line).
+    pub species_lines: BTreeMap<String, usize>,
+}
+
+impl RunSpec {
+    /// The key names of the input's format.
+    pub(crate) fn key_names(&self) -> &'static KeyNames {
+        match self.origin.format {
+            InputFormat::Toml => &validate::TOML_KEYS,
+            InputFormat::QuantumEspresso => &validate::QE_KEYS,
+        }
+    }
+
+    /// The line where `key` (named as in [`Self::key_names`]) was written, if recorded.
+    pub(crate) fn line_of(&self, key: &str) -> Option<usize> {
+        self.origin.lines.get(key).copied()
+    }
+
+    /// The key that names the pseudopotential of species `symbol`, and its line.
+    pub(crate) fn pseudo_key(&self, symbol: &str) -> (String, Option<usize>) {
+        let line = self.origin.species_lines.get(symbol).copied();
+        match self.origin.format {
+            InputFormat::Toml => (format!("species.{symbol}.pseudo"), line),
+            InputFormat::QuantumEspresso => ("ATOMIC_SPECIES".to_string(), line),
+        }
+    }
 }
 
 /// One atom.
@@ -284,7 +324,14 @@ pub fn detect_format(text: &str) -> InputFormat {
 /// parses and validates it.
 pub fn load(path: &Path) -> Result<RunSpec, InputError> {
     let bytes = std::fs::read(path)
-        .map_err(|e| InputError::new(path, format!("cannot read the input file: {e}")))?;
+        .map_err(|e| {
+            let hint = if e.kind() == std::io::ErrorKind::NotFound {
+                "check the path (relative paths start from the current folder); INPUT is a planewave TOML or QE pw.x file"
+            } else {
+                "check that INPUT is a readable file (a planewave TOML or QE pw.x input)"
+            };
+            InputError::new(path, format!("cannot read the input file: {e}")).with_hint(hint)
+        })?;
     let text = String::from_utf8(bytes).map_err(|e| {
         InputError::new(
             path,

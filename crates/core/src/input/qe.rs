@@ -43,7 +43,8 @@ use super::error::did_you_mean;
 use super::units::{BOHR_PER_ANGSTROM, HARTREE_PER_RYDBERG};
 use super::validate::{cart_to_frac, is_singular, validate, Lines, QE_KEYS};
 use super::{
-    base_dir, stem, AtomSpec, InputError, Kpoints, RunSpec, ScfSpec, Smearing, SpeciesSpec, Spin,
+    base_dir, stem, AtomSpec, InputError, InputFormat, Kpoints, RunSpec, ScfSpec, Smearing,
+    SpeciesSpec, Spin,
 };
 
 /// One `key = value` of a namelist.
@@ -604,6 +605,11 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
     let nat = usize::try_from(v.int(nat_e)?).map_err(|_| v.err(nat_e, "nat must be >= 0"))?;
     let ntyp_e = required("ntyp")?;
     let ntyp = usize::try_from(v.int(ntyp_e)?).map_err(|_| v.err(ntyp_e, "ntyp must be >= 0"))?;
+    for k in ["input_dft", "occupations", "nspin"] {
+        if let Some(e) = get(k) {
+            lines.keys.insert(k.into(), e.line);
+        }
+    }
     let ecut_e = required("ecutwfc")?;
     let ecutwfc = v.f64(ecut_e)?;
     lines.keys.insert("ecutwfc".into(), ecut_e.line);
@@ -1212,6 +1218,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         nbands,
         scf,
         use_symmetry,
+        origin: lines.origin(InputFormat::QuantumEspresso),
     };
     validate(&spec, &QE_KEYS, &lines)?;
     Ok(spec)

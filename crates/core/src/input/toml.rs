@@ -12,8 +12,8 @@ use super::error::{did_you_mean, line_of_offset};
 use super::units::{parse_energy, LengthUnit};
 use super::validate::{cart_to_frac, is_singular, validate, Lines, TOML_KEYS};
 use super::{
-    base_dir, stem, AtomSpec, InputError, Kpoints, MixingSpec, RunSpec, ScfSpec, Smearing,
-    SpeciesSpec, Spin,
+    base_dir, stem, AtomSpec, InputError, InputFormat, Kpoints, MixingSpec, RunSpec, ScfSpec,
+    Smearing, SpeciesSpec, Spin,
 };
 
 // ---------------------------------------------------------------- schema
@@ -398,6 +398,20 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         },
     };
 
+    for (key, span) in [
+        (
+            "model.functional",
+            model.functional.as_ref().map(|v| v.span()),
+        ),
+        ("model.smearing", model.smearing.as_ref().map(|v| v.span())),
+        ("model.spin", model.spin.as_ref().map(|v| v.span())),
+    ] {
+        if let Some(span) = span {
+            lines
+                .keys
+                .insert(key.to_string(), line_of_offset(text, span.start));
+        }
+    }
     let smearing_kind = match &model.smearing {
         None => SmearKind::None,
         Some(s) => match smearing_kind(s.get_ref()) {
@@ -851,6 +865,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         nbands,
         scf,
         use_symmetry: model.symmetry.unwrap_or(true),
+        origin: lines.origin(InputFormat::Toml),
     };
     validate(&spec, &TOML_KEYS, &lines)?;
     Ok(spec)

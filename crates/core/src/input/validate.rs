@@ -31,6 +31,9 @@ pub(crate) struct KeyNames {
     pub mixing_beta: &'static str,
     pub mixing_depth: &'static str,
     pub kerker_q0: &'static str,
+    pub functional: &'static str,
+    pub smearing: &'static str,
+    pub spin: &'static str,
 }
 
 /// Key names of the TOML format.
@@ -51,6 +54,9 @@ pub(crate) const TOML_KEYS: KeyNames = KeyNames {
     mixing_beta: "scf.mixing.beta",
     mixing_depth: "scf.mixing.depth",
     kerker_q0: "scf.mixing.kerker_q0",
+    functional: "model.functional",
+    smearing: "model.smearing",
+    spin: "model.spin",
 };
 
 /// Key names of the QE pw.x format.
@@ -71,6 +77,9 @@ pub(crate) const QE_KEYS: KeyNames = KeyNames {
     mixing_beta: "mixing_beta",
     mixing_depth: "mixing_ndim",
     kerker_q0: "kerker_q0",
+    functional: "input_dft",
+    smearing: "occupations",
+    spin: "nspin",
 };
 
 /// Line numbers the reader recorded.
@@ -96,6 +105,14 @@ impl KeyNames {
 }
 
 impl Lines {
+    /// What later stages need to point back at the input.
+    pub(crate) fn origin(&self, format: super::InputFormat) -> super::Origin {
+        super::Origin {
+            format,
+            lines: self.keys.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            species_lines: self.species.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        }
+    }
     fn key(&self, k: &str) -> Option<usize> {
         self.keys.get(k).copied()
     }
@@ -308,6 +325,9 @@ pub(crate) fn validate(spec: &RunSpec, names: &KeyNames, lines: &Lines) -> Resul
             names.ecut,
             ecut_line,
             format!("the cutoff must be positive, got {} Ha", spec.ecut),
+        )
+        .with_hint(
+            "typical cutoffs are 10-50 Ha (20-100 Ry) for norm-conserving pseudopotentials",
         ));
     }
     if spec.ecut > MAX_ECUT {

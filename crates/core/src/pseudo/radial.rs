@@ -10,7 +10,7 @@
 //! * [`sph_bessel`] is the spherical Bessel function j_l(x) for any l >= 0,
 //!   accurate to ~1e-15 relative (power series for small x, closed forms or
 //!   stable upward recurrence otherwise).
-//! * [`erf`] is the error function to ~1e-16 (std has none).
+//! * `erf` is the error function to ~1e-16 (std has none).
 
 /// QE's radial cut-off radius (bohr) used to define `msh`.
 pub const QE_RCUT: f64 = 10.0;

@@ -1,24 +1,18 @@
-//! Kinetic energy: diagonal in plane waves, |k+G|^2/2.
+//! Kinetic energy: diagonal in plane waves, |k+G|^2/2 (applied inside
+//! [`crate::bands::BandScalar::apply_local`]).
 
 use crate::basis::Kpoint;
-use num_complex::Complex64;
-use planewave_linalg::Mat;
-
-/// `out += T psi` for one band.
-pub fn apply_add(kpt: &Kpoint, psi: &[Complex64], out: &mut [Complex64]) {
-    for ((x, y), t) in psi.iter().zip(out.iter_mut()).zip(&kpt.kinetic) {
-        *y += x * t;
-    }
-}
+use planewave_linalg::{Mat, Scalar};
 
 /// `<psi_n|T|psi_n>` for every band (column) of the block.
-pub fn band_energies(kpt: &Kpoint, psi: &Mat<Complex64>) -> Vec<f64> {
+pub fn band_energies<T: Scalar>(kpt: &Kpoint, psi: &Mat<T>) -> Vec<f64> {
+    let t = kpt.kinetic_per_component();
     (0..psi.ncols())
         .map(|b| {
             psi.col_as_slice(b)
                 .iter()
-                .zip(&kpt.kinetic)
-                .map(|(x, t)| x.norm_sqr() * t)
+                .zip(&t)
+                .map(|(x, t)| x.abs2() * t)
                 .sum()
         })
         .collect()

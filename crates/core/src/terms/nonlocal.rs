@@ -3,8 +3,10 @@
 //! For each k the projectors of all atoms form one `npw x nproj` matrix
 //! P[G, (atom, i, m)] = (1/sqrt(Omega)) (-i)^l Y_lm(k+G) beta_i(|k+G|) e^{-i(k+G).tau},
 //! and D is block diagonal (same atom, same m, same l). A block of bands is applied with two GEMMs:
-//! V_nl Psi = P (D (P^H Psi)).
+//! V_nl Psi = P (D (P^H Psi)). In the Γ-real representation P is converted column by column
+//! (the projectors are real functions, so their coefficients have the +-G symmetry).
 
+use crate::bands::BandScalar;
 use crate::basis::Kpoint;
 use crate::model::Model;
 use crate::special::real_ylm;
@@ -13,14 +15,14 @@ use planewave_linalg::{matmul, matmul_into, overlap, Mat, MatMut, MatRef};
 
 /// The projectors of one k-point.
 #[derive(Debug, Clone)]
-pub struct KProjectors {
-    /// npw x nproj projector matrix.
-    pub p: Mat<Complex64>,
+pub struct KProjectors<T: BandScalar> {
+    /// dim x nproj projector matrix.
+    pub p: Mat<T>,
     /// nproj x nproj coupling matrix (Ha).
-    pub d: Mat<Complex64>,
+    pub d: Mat<T>,
 }
 
-impl KProjectors {
+impl<T: BandScalar> KProjectors<T> {
     /// Build the projectors of every atom of `model` at k-point `kpt`.
     pub fn new(model: &Model, kpt: &Kpoint, volume: f64) -> Self {
         let npw = kpt.npw();
@@ -71,18 +73,21 @@ impl KProjectors {
             }
         }
         debug_assert_eq!(col, nproj);
-        let mut d = Mat::<Complex64>::zeros(nproj, nproj);
+        let mut d = Mat::<T>::zeros(nproj, nproj);
         for (c1, &(a1, i1, m1)) in cols.iter().enumerate() {
             for (c2, &(a2, i2, m2)) in cols.iter().enumerate() {
                 if a1 == a2 && m1 == m2 {
                     let ps = model.pseudo_of_atom(a1);
                     if ps.projectors[i1].l == ps.projectors[i2].l {
-                        d[(c1, c2)] = Complex64::new(ps.dij[i1][i2], 0.0);
+                        d[(c1, c2)] = T::from_f64(ps.dij[i1][i2]);
                     }
                 }
             }
         }
-        Self { p, d }
+        Self {
+            p: T::from_plane_waves(kpt, &p),
+            d,
+        }
     }
 
     /// Number of projector functions.
@@ -91,7 +96,7 @@ impl KProjectors {
     }
 
     /// `out += V_nl psi` for the block `psi` (npw x nb).
-    pub fn apply_add(&self, psi: MatRef<'_, Complex64>, out: MatMut<'_, Complex64>) {
+    pub fn apply_add(&self, psi: MatRef<'_, T>, out: MatMut<'_, T>) {
         if self.nproj() == 0 {
             return;
         }
@@ -101,7 +106,7 @@ impl KProjectors {
     }
 
     /// `<psi_n|V_nl|psi_n>` for every band of the block.
-    pub fn band_energies(&self, psi: MatRef<'_, Complex64>) -> Vec<f64> {
+    pub fn band_energies(&self, psi: MatRef<'_, T>) -> Vec<f64> {
         let nb = psi.ncols();
         if self.nproj() == 0 {
             return vec![0.0; nb];
@@ -111,7 +116,7 @@ impl KProjectors {
         (0..nb)
             .map(|n| {
                 (0..c.nrows())
-                    .map(|j| (c[(j, n)].conj() * dc[(j, n)]).re)
+                    .map(|j| (c[(j, n)].cj() * dc[(j, n)]).real())
                     .sum()
             })
             .collect()

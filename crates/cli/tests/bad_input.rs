@@ -1,0 +1,571 @@
+//! Bad inputs given to the real `planewave` binary: each must give ONE clear message
+//! (`error: <file>:<line>: <key>: <message>` + `  hint: ...`), exit code 2, no panic,
+//! and no results JSON.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// A file under the repository's `tests/data`.
+fn data(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data")
+        .join(rel)
+}
+
+/// A fresh temporary folder for one test, removed when dropped.
+struct Case {
+    dir: PathBuf,
+}
+
+impl Case {
+    fn new(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("planewave_bad_input_{name}_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Case { dir }
+    }
+
+    /// Writes `text` to `name` in the folder.
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    /// Copies `tests/data/<rel>` to `name` in the folder.
+    fn copy(&self, rel: &str, name: &str) -> PathBuf {
+        let p = self.dir.join(name);
+        std::fs::copy(data(rel), &p).unwrap();
+        p
+    }
+
+    /// Runs `planewave ARGS` in the folder.
+    fn planewave(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_planewave"))
+            .args(args)
+            .current_dir(&self.dir)
+            .output()
+            .expect("the planewave binary runs")
+    }
+
+    /// JSON files (results or their temporaries) in the folder.
+    fn json_files(&self) -> Vec<String> {
+        std::fs::read_dir(&self.dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".json") || n.ends_with(".json.tmp"))
+            .collect()
+    }
+
+    /// `check INPUT` and `run INPUT` (default JSON path and `--json`) must both refuse the
+    /// input with exit code 2, the same single message naming the input file, with a hint,
+    /// no panic and no results JSON. Returns stderr.
+    fn refuse(&self, input: &str) -> String {
+        let check = self.planewave(&["check", input]);
+        let msg = assert_refused(&check, input);
+        for args in [
+            vec!["run", input],
+            vec!["run", input, "--json", "explicit.json"],
+        ] {
+            let run = self.planewave(&args);
+            let run_msg = assert_refused(&run, input);
+            assert_eq!(run_msg, msg, "`run` and `check` disagree for {args:?}");
+            let stdout = String::from_utf8_lossy(&run.stdout);
+            assert!(
+                !stdout.contains("results written"),
+                "run claims results for a bad input:\n{stdout}"
+            );
+            assert!(
+                self.json_files().is_empty(),
+                "run wrote a results JSON for a bad input: {:?}",
+                self.json_files()
+            );
+        }
+        msg
+    }
+}
+
+impl Drop for Case {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Exit code 2, one `error:` line naming `input`, a hint, no panic. Returns stderr.
+fn assert_refused(out: &Output, input: &str) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "exit code; stderr:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "panic:\n{stderr}");
+    assert!(!stderr.contains("RUST_BACKTRACE"), "panic:\n{stderr}");
+    let errors = stderr.lines().filter(|l| l.starts_with("error:")).count();
+    assert_eq!(errors, 1, "expected exactly one error line:\n{stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: {input}")),
+        "the message must start by naming the input file {input}:\n{stderr}"
+    );
+    assert!(stderr.contains("\n  hint: "), "no hint:\n{stderr}");
+    stderr
+}
+
+/// Asserts `stderr` contains every one of `parts`.
+fn assert_mentions(stderr: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(stderr.contains(p), "expected `{p}` in:\n{stderr}");
+    }
+}
+
+/// A valid two-atom silicon input (lines: 2 lattice, 4-5 atoms, 8 [species.Si], 12 ecut,
+/// 13 kpoints).
+const SI: &str = r#"[structure]
+lattice = [[0.0, 5.13, 5.13], [5.13, 0.0, 5.13], [5.13, 5.13, 0.0]]
+atoms = [
+  { species = "Si", position = [0.0, 0.0, 0.0] },
+  { species = "Si", position = [0.25, 0.25, 0.25] },
+]
+
+[species.Si]
+pseudo = "Si-q4.lda.cp2k"
+
+[basis]
+ecut = 5.0
+kpoints = { grid = [2, 2, 2] }
+"#;
+
+/// `SI` with `from` replaced by `to` (which must occur).
+fn si_with(from: &str, to: &str) -> String {
+    assert!(SI.contains(from), "{from}");
+    SI.replace(from, to)
+}
+
+/// A case with the GTH silicon pseudopotential in place.
+fn si_case(name: &str) -> Case {
+    let c = Case::new(name);
+    c.copy("pseudos/gth/Si-q4.lda.cp2k", "Si-q4.lda.cp2k");
+    c
+}
+
+/// A QE pw.x input for silicon with `extra` added to &system (line 9 onwards).
+fn qe_si(extra: &str) -> String {
+    format!(
+        "&control
+  calculation = 'scf', prefix = 'si2'
+/
+&system
+  ibrav = 0, nat = 2, ntyp = 1,
+  ecutwfc = 10.0,
+  occupations = 'fixed',
+  nbnd = 8,
+{extra}
+/
+&electrons
+  conv_thr = 1.0d-8
+/
+ATOMIC_SPECIES
+  Si 28.085 Si-q4.lda.gth
+CELL_PARAMETERS bohr
+  0.0 5.13 5.13
+  5.13 0.0 5.13
+  5.13 5.13 0.0
+ATOMIC_POSITIONS crystal
+  Si 0.00 0.00 0.00
+  Si 0.25 0.25 0.25
+K_POINTS automatic
+  2 2 2 0 0 0
+"
+    )
+}
+
+fn qe_case(name: &str) -> Case {
+    let c = Case::new(name);
+    c.copy("pseudos/gth/Si-q4.lda.gth", "Si-q4.lda.gth");
+    c
+}
+
+#[test]
+fn valid_input_check_prints_setup() {
+    let c = si_case("valid");
+    c.write("si.toml", SI);
+    let out = c.planewave(&["check", "si.toml"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("FFT grid 15x15x15"), "{stdout}");
+    assert!(
+        stdout.contains("k-points 3 (8 before symmetry)"),
+        "{stdout}"
+    );
+    assert!(c.json_files().is_empty(), "check must not write results");
+}
+
+#[test]
+fn left_handed_lattice_is_accepted() {
+    let c = si_case("left_handed");
+    // a1 and a3 of SI swapped: determinant < 0, same crystal.
+    let text = si_with(
+        "[[0.0, 5.13, 5.13], [5.13, 0.0, 5.13], [5.13, 5.13, 0.0]]",
+        "[[5.13, 5.13, 0.0], [5.13, 0.0, 5.13], [0.0, 5.13, 5.13]]",
+    );
+    c.write("left.toml", &text);
+    let out = c.planewave(&["check", "left.toml"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("error"), "{stderr}");
+    assert!(stdout.contains("FFT grid"), "{stdout}");
+    assert!(stdout.contains("volume 270.01"), "{stdout}");
+}
+
+#[test]
+fn malformed_toml_names_the_line() {
+    let c = si_case("malformed");
+    c.write(
+        "bad.toml",
+        &si_with(
+            r#"pseudo = "Si-q4.lda.cp2k""#,
+            r#"pseudo = "Si-q4.lda.cp2k"#,
+        ),
+    );
+    let e = c.refuse("bad.toml");
+    assert_mentions(&e, &["error: bad.toml:9:", "malformed TOML"]);
+}
+
+#[test]
+fn unknown_key_suggests_the_right_one() {
+    let c = si_case("unknown_key");
+    c.write("bad.toml", &si_with("ecut = 5.0", "ecutt = 5.0"));
+    let e = c.refuse("bad.toml");
+    assert_mentions(
+        &e,
+        &[
+            "error: bad.toml:12: basis.ecutt:",
+            "unknown key `ecutt`",
+            "did you mean `ecut`?",
+        ],
+    );
+}
+
+#[test]
+fn missing_pseudopotential_file() {
+    let c = Case::new("missing_pseudo");
+    c.write("bad.toml", SI);
+    let e = c.refuse("bad.toml");
+    assert_mentions(
+        &e,
+        &[
+            "error: bad.toml:8: species.Si.pseudo:",
+            "Si-q4.lda.cp2k",
+            "not found",
+            "relative to the input file's folder",
+        ],
+    );
+}
+
+#[test]
+fn truncated_upf_pseudopotential() {
+    let c = Case::new("truncated_upf");
+    let full = std::fs::read(data("pseudos/Si.sg15.upf")).unwrap();
+    std::fs::write(c.dir.join("Si.half.upf"), &full[..full.len() / 2]).unwrap();
+    c.write(
+        "bad.toml",
+        &si_with(r#""Si-q4.lda.cp2k""#, r#""Si.half.upf""#),
+    );
+    let e = c.refuse("bad.toml");
+    assert_mentions(
+        &e,
+        &[
+            "error: bad.toml:8: species.Si.pseudo:",
+            "Si.half.upf:",
+            "truncated",
+        ],
+    );
+    // The line inside the pseudopotential file is given.
+    let after = e.split("Si.half.upf:").nth(1).unwrap();
+    assert!(
+        after.starts_with(|ch: char| ch.is_ascii_digit()),
+        "no line number in the pseudopotential file:\n{e}"
+    );
+}
+
+#[test]
+fn pseudopotential_in_a_wrong_format() {
+    let c = Case::new("wrong_format");
+    // A VASP POTCAR header: not a format planewave reads.
+    c.write(
+        "Si.potcar",
+        "  PAW_PBE Si 05Jan2001\n 4.00000000000000000\n parameters from PSCTR are:\n   VRHFIN =Si: s2p2\n",
+    );
+    c.write(
+        "bad.toml",
+        &si_with(r#""Si-q4.lda.cp2k""#, r#""Si.potcar""#),
+    );
+    let e = c.refuse("bad.toml");
+    assert_mentions(
+        &e,
+        &[
+            "error: bad.toml:8: species.Si.pseudo:",
+            "Si.potcar",
+            "unrecognised pseudopotential format",
+            "UPF",
+        ],
+    );
+}
+
+#[test]
+fn element_without_pseudo() {
+    let c = si_case("no_pseudo_for_element");
+    c.write(
+        "bad.toml",
+        &si_with(
+            r#"{ species = "Si", position = [0.25"#,
+            r#"{ species = "Ge", position = [0.25"#,
+        ),
+    );
+    let e = c.refuse("bad.toml");
+    assert_mentions(
+        &e,
+        &[
+            "error: bad.toml:5: structure.atoms:",
+            "`Ge`",
+            "without a pseudo",
+            "hint: add [species.Ge]",
+        ],
+    );
+}
+
+#[test]
+fn atoms_too_close() {
+    let c = si_case("atoms_too_close");
+    c.write(
+        "bad.toml",
+        &si_with("[0.25, 0.25, 0.25]", "[0.01, 0.01, 0.01]"),
+    );
+    let e = c.refuse("bad.toml");
+    assert_mentions(
+        &e,
+        &[
+            "error: bad.toml:5: structure.atoms:",
+            "atoms 1 (Si) and 2 (Si) are 0.1777 bohr apart",
+            "0.5 bohr",
+        ],
+    );
+}
+
+#[test]
+fn singular_lattice() {
+    let c = si_case("singular_lattice");
+    c.write(
+        "bad.toml",
+        &si_with(
+            "[[0.0, 5.13, 5.13], [5.13, 0.0, 5.13], [5.13, 5.13, 0.0]]",
+            "[[0.0, 5.13, 5.13], [5.13, 0.0, 5.13], [5.13, 5.13, 10.26]]",
+        ),
+    );
+    let e = c.refuse("bad.toml");
+    assert_mentions(
+        &e,
+        &[
+            "error: bad.toml:2: structure.lattice:",
+            "linearly dependent",
+        ],
+    );
+}
+
+#[test]
+fn zero_cutoff() {
+    let c = si_case("zero_ecut");
+    c.write("bad.toml", &si_with("ecut = 5.0", "ecut = 0.0"));
+    let e = c.refuse("bad.toml");
+    assert_mentions(
+        &e,
+        &[
+            "error: bad.toml:12: basis.ecut:",
+            "must be positive",
+            "got 0 Ha",
+        ],
+    );
+}
+
+#[test]
+fn negative_cutoff() {
+    let c = si_case("negative_ecut");
+    c.write("bad.toml", &si_with("ecut = 5.0", r#"ecut = "-10 Ry""#));
+    let e = c.refuse("bad.toml");
+    assert_mentions(
+        &e,
+        &[
+            "error: bad.toml:12: basis.ecut:",
+            "must be positive",
+            "-5 Ha",
+        ],
+    );
+}
+
+#[test]
+fn cutoff_too_large_for_memory_is_refused_quickly() {
+    let c = si_case("huge_ecut");
+    let text = si_with("ecut = 5.0", "ecut = 5000.0").replace(
+        "[[0.0, 5.13, 5.13], [5.13, 0.0, 5.13], [5.13, 5.13, 0.0]]",
+        "[[60.0, 0.0, 0.0], [0.0, 60.0, 0.0], [0.0, 0.0, 60.0]]",
+    );
+    c.write("bad.toml", &text);
+    let t0 = Instant::now();
+    let e = c.refuse("bad.toml");
+    // Three processes (check, run, run --json): refused before any allocation.
+    assert!(
+        t0.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        t0.elapsed()
+    );
+    assert_mentions(
+        &e,
+        &[
+            "error: bad.toml:12: basis.ecut:",
+            "a cutoff of 5000 Ha",
+            "GiB, more than this machine's",
+            "hint: lower ecut",
+        ],
+    );
+}
+
+#[test]
+fn kpoint_grid_with_a_zero() {
+    let c = si_case("kgrid_zero");
+    c.write("bad.toml", &si_with("grid = [2, 2, 2]", "grid = [2, 0, 2]"));
+    let e = c.refuse("bad.toml");
+    assert_mentions(
+        &e,
+        &[
+            "error: bad.toml:13: basis.kpoints:",
+            "[2, 0, 2] has a zero entry",
+            "at least 1 point per direction",
+        ],
+    );
+}
+
+#[test]
+fn odd_electron_count_without_smearing_or_spin() {
+    let c = Case::new("odd_electrons");
+    c.copy("pseudos/gth/H-q1.lda.cp2k", "H-q1.lda.cp2k");
+    c.write(
+        "h.toml",
+        r#"[structure]
+lattice = [[10.0, 0.0, 0.0], [0.0, 10.0, 0.0], [0.0, 0.0, 10.0]]
+atoms = [{ species = "H", position = [0.0, 0.0, 0.0] }]
+
+[species.H]
+pseudo = "H-q1.lda.cp2k"
+
+[model]
+spin = "none"
+
+[basis]
+ecut = 5.0
+kpoints = "gamma"
+"#,
+    );
+    let e = c.refuse("h.toml");
+    assert_mentions(
+        &e,
+        &[
+            "error: h.toml: model.smearing:",
+            "odd number of electrons (1)",
+            "smearing",
+            "collinear",
+        ],
+    );
+}
+
+#[test]
+fn too_few_bands() {
+    let c = si_case("too_few_bands");
+    c.write("bad.toml", &si_with("ecut = 5.0", "ecut = 5.0\nnbands = 3"));
+    let e = c.refuse("bad.toml");
+    assert_mentions(
+        &e,
+        &[
+            "error: bad.toml:13: basis.nbands:",
+            "3 bands cannot hold 8 electrons",
+            "hint: use at least 4 bands",
+        ],
+    );
+}
+
+#[test]
+fn qe_valid_input_checks() {
+    let c = qe_case("qe_valid");
+    c.write("pw.in", &qe_si(""));
+    let out = c.planewave(&["check", "pw.in"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn qe_lda_plus_u_is_refused() {
+    let c = qe_case("qe_lda_plus_u");
+    c.write("pw.in", &qe_si("  lda_plus_u = .true.,"));
+    let e = c.refuse("pw.in");
+    assert_mentions(
+        &e,
+        &[
+            "error: pw.in:9: lda_plus_u:",
+            "not supported",
+            "hint: remove it",
+        ],
+    );
+}
+
+#[test]
+fn qe_noncolin_is_refused() {
+    let c = qe_case("qe_noncolin");
+    c.write("pw.in", &qe_si("  noncolin = .true."));
+    let e = c.refuse("pw.in");
+    assert_mentions(&e, &["error: pw.in:9: noncolin:", "not supported"]);
+}
+
+#[test]
+fn qe_too_few_bands_names_nbnd() {
+    let c = qe_case("qe_too_few_bands");
+    c.write("pw.in", &qe_si("").replace("nbnd = 8", "nbnd = 2"));
+    let e = c.refuse("pw.in");
+    assert_mentions(
+        &e,
+        &[
+            "error: pw.in:8: nbnd:",
+            "2 bands cannot hold 8 electrons",
+            "at least 4",
+        ],
+    );
+}
+
+#[test]
+fn qe_missing_pseudo_names_atomic_species() {
+    let c = Case::new("qe_missing_pseudo");
+    c.write("pw.in", &qe_si(""));
+    let e = c.refuse("pw.in");
+    assert_mentions(
+        &e,
+        &[
+            "error: pw.in:15: ATOMIC_SPECIES:",
+            "Si-q4.lda.gth",
+            "not found",
+            "pseudo_dir",
+        ],
+    );
+}
+
+#[test]
+fn missing_input_file() {
+    let c = Case::new("missing_input");
+    let e = c.refuse("nothere.toml");
+    assert_mentions(
+        &e,
+        &[
+            "error: nothere.toml: cannot read the input file",
+            "hint: check the path",
+        ],
+    );
+    assert!(!Path::new(&c.dir.join("nothere.toml")).exists());
+}

@@ -1,0 +1,290 @@
+//! `BandScalar`: what a band block's element type must do on the FFT grid.
+//!
+//! Two implementations: `c64` (general k: one complex coefficient per plane wave) and `f64` (the
+//! Γ-point real path: a band is the real vector [c(0), sqrt2 Re c(G), sqrt2 Im c(G), ...] over half
+//! the sphere, see [`crate::basis`]). The real path puts TWO bands into one complex FFT,
+//! psi_a(r) + i psi_b(r), and separates them again with the +-G symmetry, halving FFT work.
+
+use crate::basis::Kpoint;
+use num_complex::Complex64;
+use planewave_fft::Fft3d;
+use planewave_linalg::{Mat, MatMut, MatRef, Scalar};
+use rayon::prelude::*;
+use std::f64::consts::SQRT_2;
+
+/// Element type of band blocks, with its grid operations.
+pub trait BandScalar: Scalar {
+    /// `out = (T + V_eff) psi` for a block (columns are bands).
+    fn apply_local(
+        kpt: &Kpoint,
+        fft: &Fft3d,
+        veff: &[f64],
+        psi: MatRef<'_, Self>,
+        out: MatMut<'_, Self>,
+    );
+    /// `acc(r) += sum_n w_n |psi_n(r)|^2` with psi(r) = sum_G c(G) e^{i(k+G)r} (no 1/Omega).
+    fn add_density(kpt: &Kpoint, fft: &Fft3d, psi: &Mat<Self>, weights: &[f64], acc: &mut [f64]);
+    /// Convert complex plane-wave columns (over the k-point's sphere) to this representation.
+    fn from_plane_waves(kpt: &Kpoint, p: &Mat<Complex64>) -> Mat<Self>;
+    /// A seeded random starting block, damped at high kinetic energy.
+    fn random(kpt: &Kpoint, nb: usize, next: &mut dyn FnMut() -> f64) -> Mat<Self>;
+}
+
+fn zeros(n: usize) -> Vec<Complex64> {
+    vec![Complex64::new(0.0, 0.0); n]
+}
+
+fn column<T: Scalar>(m: MatRef<'_, T>, j: usize) -> &[T] {
+    m.col(j)
+        .try_as_col_major()
+        .expect("band blocks are column-major")
+        .as_slice()
+}
+
+/// Run `f(band index, result column)` in parallel over bands and write results into `out`.
+fn per_band_parallel<T: Scalar>(
+    out: &mut MatMut<'_, T>,
+    groups: usize,
+    len: usize,
+    f: impl Fn(usize, &mut [T], &mut [Complex64], &mut [Complex64]) + Sync,
+    grid_len: usize,
+) {
+    let nb = out.ncols();
+    let mut res: Vec<Vec<T>> = (0..nb).map(|_| vec![T::from_f64(0.0); len]).collect();
+    let per = nb.div_ceil(groups.max(1)).max(1);
+    res.par_chunks_mut(per).enumerate().for_each_init(
+        || (zeros(grid_len), zeros(grid_len)),
+        |(grid, work), (chunk, cols)| {
+            for (i, c) in cols.iter_mut().enumerate() {
+                f(chunk * per + i, c, grid, work);
+            }
+        },
+    );
+    for (j, r) in res.iter().enumerate() {
+        for (i, v) in r.iter().enumerate() {
+            out[(i, j)] = *v;
+        }
+    }
+}
+
+impl BandScalar for Complex64 {
+    fn apply_local(
+        kpt: &Kpoint,
+        fft: &Fft3d,
+        veff: &[f64],
+        psi: MatRef<'_, Self>,
+        mut out: MatMut<'_, Self>,
+    ) {
+        let n = fft.grid().len();
+        let scale = 1.0 / n as f64;
+        let nb = psi.ncols();
+        per_band_parallel(
+            &mut out,
+            nb,
+            kpt.npw(),
+            |j, res, grid, work| {
+                let x = column(psi, j);
+                kpt.map.scatter(x, grid);
+                fft.backward(grid, work);
+                for (g, v) in grid.iter_mut().zip(veff) {
+                    *g *= v;
+                }
+                fft.forward_unnormalized(grid, work);
+                kpt.map.gather(grid, scale, res);
+                for ((r, c), t) in res.iter_mut().zip(x).zip(&kpt.kinetic) {
+                    *r += c * t;
+                }
+            },
+            n,
+        );
+    }
+
+    fn add_density(kpt: &Kpoint, fft: &Fft3d, psi: &Mat<Self>, weights: &[f64], acc: &mut [f64]) {
+        let n = fft.grid().len();
+        let bands: Vec<usize> = (0..psi.ncols())
+            .filter(|&b| weights[b].abs() > 1e-16)
+            .collect();
+        let partial = bands
+            .par_iter()
+            .fold(
+                || (vec![0.0; n], zeros(n), zeros(n)),
+                |(mut sum, mut grid, mut work), &b| {
+                    kpt.map.scatter(psi.col_as_slice(b), &mut grid);
+                    fft.backward(&mut grid, &mut work);
+                    for (a, z) in sum.iter_mut().zip(&grid) {
+                        *a += weights[b] * z.norm_sqr();
+                    }
+                    (sum, grid, work)
+                },
+            )
+            .map(|t| t.0)
+            .reduce(|| vec![0.0; n], add_vec);
+        for (a, p) in acc.iter_mut().zip(&partial) {
+            *a += p;
+        }
+    }
+
+    fn from_plane_waves(_kpt: &Kpoint, p: &Mat<Complex64>) -> Mat<Self> {
+        p.clone()
+    }
+
+    fn random(kpt: &Kpoint, nb: usize, next: &mut dyn FnMut() -> f64) -> Mat<Self> {
+        Mat::from_fn(kpt.npw(), nb, |i, _| {
+            let d = 1.0 / (1.0 + kpt.kinetic[i]);
+            Complex64::new(next() * d, next() * d)
+        })
+    }
+}
+
+fn add_vec(mut a: Vec<f64>, b: Vec<f64>) -> Vec<f64> {
+    for (x, y) in a.iter_mut().zip(&b) {
+        *x += y;
+    }
+    a
+}
+
+/// Complex coefficient of half-sphere entry `h` of a real band vector.
+#[inline]
+fn coeff(x: &[f64], h: usize) -> Complex64 {
+    if h == 0 {
+        Complex64::new(x[0], 0.0)
+    } else {
+        Complex64::new(x[2 * h - 1], x[2 * h]) / SQRT_2
+    }
+}
+
+/// Place bands a and b (b optional) as psi_a + i psi_b on the full grid.
+fn scatter_pair(kpt: &Kpoint, a: &[f64], b: Option<&[f64]>, grid: &mut [Complex64]) {
+    let neg = kpt.map_neg.as_ref().expect("Γ-real k-point");
+    grid.fill(Complex64::new(0.0, 0.0));
+    let i = Complex64::new(0.0, 1.0);
+    for (h, (&ip, &im)) in kpt.map.indices().iter().zip(neg.indices()).enumerate() {
+        let za = coeff(a, h);
+        let zb = b.map_or(Complex64::new(0.0, 0.0), |b| coeff(b, h));
+        grid[im] = za.conj() + i * zb.conj();
+        grid[ip] = za + i * zb;
+    }
+}
+
+/// Write the real band vector of a field whose plane-wave coefficient at half-sphere entry h is z(h).
+#[inline]
+fn store(out: &mut [f64], h: usize, z: Complex64) {
+    if h == 0 {
+        out[0] = z.re;
+    } else {
+        out[2 * h - 1] = SQRT_2 * z.re;
+        out[2 * h] = SQRT_2 * z.im;
+    }
+}
+
+impl BandScalar for f64 {
+    fn apply_local(
+        kpt: &Kpoint,
+        fft: &Fft3d,
+        veff: &[f64],
+        psi: MatRef<'_, Self>,
+        mut out: MatMut<'_, Self>,
+    ) {
+        let n = fft.grid().len();
+        let scale = 1.0 / n as f64;
+        let nb = psi.ncols();
+        let npairs = nb.div_ceil(2);
+        let dim = kpt.dim();
+        let tkin = kpt.kinetic_per_component();
+        let neg = kpt.map_neg.as_ref().expect("Γ-real k-point");
+        // Results per pair: two columns.
+        let mut res: Vec<(Vec<f64>, Vec<f64>)> = (0..npairs)
+            .map(|_| (vec![0.0; dim], vec![0.0; dim]))
+            .collect();
+        res.par_iter_mut().enumerate().for_each_init(
+            || (zeros(n), zeros(n)),
+            |(grid, work), (p, (ra, rb))| {
+                let a = column(psi, 2 * p);
+                let b = (2 * p + 1 < nb).then(|| column(psi, 2 * p + 1));
+                scatter_pair(kpt, a, b, grid);
+                fft.backward(grid, work);
+                for (g, v) in grid.iter_mut().zip(veff) {
+                    *g *= v;
+                }
+                fft.forward_unnormalized(grid, work);
+                let half_i = Complex64::new(0.0, -0.5);
+                for (h, (&ip, &im)) in kpt.map.indices().iter().zip(neg.indices()).enumerate() {
+                    let fp = grid[ip] * scale;
+                    let fm = grid[im].conj() * scale;
+                    store(ra, h, 0.5 * (fp + fm));
+                    store(rb, h, half_i * (fp - fm));
+                }
+                for ((r, x), t) in ra.iter_mut().zip(a).zip(&tkin) {
+                    *r += x * t;
+                }
+                if let Some(b) = b {
+                    for ((r, x), t) in rb.iter_mut().zip(b).zip(&tkin) {
+                        *r += x * t;
+                    }
+                }
+            },
+        );
+        for (p, (ra, rb)) in res.iter().enumerate() {
+            for i in 0..dim {
+                out[(i, 2 * p)] = ra[i];
+            }
+            if 2 * p + 1 < nb {
+                for i in 0..dim {
+                    out[(i, 2 * p + 1)] = rb[i];
+                }
+            }
+        }
+    }
+
+    fn add_density(kpt: &Kpoint, fft: &Fft3d, psi: &Mat<Self>, weights: &[f64], acc: &mut [f64]) {
+        let n = fft.grid().len();
+        let bands: Vec<usize> = (0..psi.ncols())
+            .filter(|&b| weights[b].abs() > 1e-16)
+            .collect();
+        let pairs: Vec<(usize, Option<usize>)> =
+            bands.chunks(2).map(|c| (c[0], c.get(1).copied())).collect();
+        let partial = pairs
+            .par_iter()
+            .fold(
+                || (vec![0.0; n], zeros(n), zeros(n)),
+                |(mut sum, mut grid, mut work), &(a, b)| {
+                    scatter_pair(
+                        kpt,
+                        psi.col_as_slice(a),
+                        b.map(|b| psi.col_as_slice(b)),
+                        &mut grid,
+                    );
+                    fft.backward(&mut grid, &mut work);
+                    let (wa, wb) = (weights[a], b.map_or(0.0, |b| weights[b]));
+                    for (s, z) in sum.iter_mut().zip(&grid) {
+                        *s += wa * z.re * z.re + wb * z.im * z.im;
+                    }
+                    (sum, grid, work)
+                },
+            )
+            .map(|t| t.0)
+            .reduce(|| vec![0.0; n], add_vec);
+        for (a, p) in acc.iter_mut().zip(&partial) {
+            *a += p;
+        }
+    }
+
+    fn from_plane_waves(kpt: &Kpoint, p: &Mat<Complex64>) -> Mat<Self> {
+        let mut out = Mat::<f64>::zeros(kpt.dim(), p.ncols());
+        for j in 0..p.ncols() {
+            let mut col = vec![0.0; kpt.dim()];
+            for h in 0..kpt.npw() {
+                store(&mut col, h, p[(h, j)]);
+            }
+            for (i, v) in col.into_iter().enumerate() {
+                out[(i, j)] = v;
+            }
+        }
+        out
+    }
+
+    fn random(kpt: &Kpoint, nb: usize, next: &mut dyn FnMut() -> f64) -> Mat<Self> {
+        let t = kpt.kinetic_per_component();
+        Mat::from_fn(kpt.dim(), nb, |i, _| next() / (1.0 + t[i]))
+    }
+}
