@@ -11,13 +11,25 @@ fn energy(rel: &str, kpoints: Kpoints) -> (f64, Vec<f64>, usize) {
         .join(rel);
     let mut spec = input::load(&path).unwrap_or_else(|e| panic!("{e}"));
     spec.kpoints = kpoints;
+    spec.scf.density_tolerance = 1e-8;
     let s = setup::build(spec).unwrap_or_else(|e| panic!("{e}"));
     let npw = s.basis.kpoints[0].npw();
     let r = scf::run(&s.model, &s.basis, &s.params, |_| {}).expect("SCF runs");
     assert!(r.converged);
-    // Spin channel 1 only: an empty spin-down channel's eigenvalues depend on rho_down^(1/3) of a
-    // density that is zero up to the SCF residual, so they are not defined to 1e-7 Ha.
-    let eig = r.eigenvalues[0][0].clone();
+    // Occupied levels only: empty levels are converged to a looser tolerance, and an empty
+    // spin-down channel's levels depend on rho_down^(1/3) of a density that is zero only up to
+    // the SCF residual.
+    let eig = r
+        .eigenvalues
+        .iter()
+        .zip(&r.occupations.occ)
+        .flat_map(|(e, o)| {
+            e[0].iter()
+                .zip(&o[0])
+                .filter(|(_, &f)| f > 0.0)
+                .map(|(&x, _)| x)
+        })
+        .collect();
     (r.energies.total(), eig, npw)
 }
 

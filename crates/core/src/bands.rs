@@ -85,11 +85,11 @@ impl BandScalar for Complex64 {
             |j, res, grid, work| {
                 let x = column(psi, j);
                 kpt.map.scatter(x, grid);
-                fft.backward(grid, work);
+                fft.backward_sphere(grid, work, &kpt.sticks);
                 for (g, v) in grid.iter_mut().zip(veff) {
                     *g *= v;
                 }
-                fft.forward_unnormalized(grid, work);
+                fft.forward_sphere_unnormalized(grid, work, &kpt.sticks);
                 kpt.map.gather(grid, scale, res);
                 for ((r, c), t) in res.iter_mut().zip(x).zip(&kpt.kinetic) {
                     *r += c * t;
@@ -110,7 +110,7 @@ impl BandScalar for Complex64 {
                 || (vec![0.0; n], zeros(n), zeros(n)),
                 |(mut sum, mut grid, mut work), &b| {
                     kpt.map.scatter(psi.col_as_slice(b), &mut grid);
-                    fft.backward(&mut grid, &mut work);
+                    fft.backward_sphere(&mut grid, &mut work, &kpt.sticks);
                     for (a, z) in sum.iter_mut().zip(&grid) {
                         *a += weights[b] * z.norm_sqr();
                     }
@@ -202,11 +202,11 @@ impl BandScalar for f64 {
                 let a = column(psi, 2 * p);
                 let b = (2 * p + 1 < nb).then(|| column(psi, 2 * p + 1));
                 scatter_pair(kpt, a, b, grid);
-                fft.backward(grid, work);
+                fft.backward_sphere(grid, work, &kpt.sticks);
                 for (g, v) in grid.iter_mut().zip(veff) {
                     *g *= v;
                 }
-                fft.forward_unnormalized(grid, work);
+                fft.forward_sphere_unnormalized(grid, work, &kpt.sticks);
                 let half_i = Complex64::new(0.0, -0.5);
                 for (h, (&ip, &im)) in kpt.map.indices().iter().zip(neg.indices()).enumerate() {
                     let fp = grid[ip] * scale;

@@ -14,7 +14,7 @@
 use crate::crystal::{dot, norm, Crystal};
 use crate::model::Model;
 use planewave_comm::{Communicator, Solo};
-use planewave_fft::{good_fft_size, Fft3d, FftGrid, SphereMap};
+use planewave_fft::{good_fft_size, Fft3d, FftGrid, SphereMap, Sticks};
 use std::f64::consts::PI;
 use std::sync::Arc;
 
@@ -37,6 +37,8 @@ pub struct Kpoint {
     pub map: SphereMap,
     /// Γ-point real path: where each -G sits on the grid (None for complex wavefunctions).
     pub map_neg: Option<SphereMap>,
+    /// The z-lines and planes a band occupies on the grid (for sphere-restricted FFTs).
+    pub sticks: Sticks,
 }
 
 impl Kpoint {
@@ -202,11 +204,13 @@ impl Basis {
                 let kpg: Vec<[f64; 3]> = pw.iter().map(|p| p.1).collect();
                 let kinetic = kpg.iter().map(|g| 0.5 * dot(g, g)).collect();
                 let map = SphereMap::new(grid, &millers);
-                let map_neg = gamma_real.then(|| {
-                    let neg: Vec<[i32; 3]> =
-                        millers.iter().map(|m| [-m[0], -m[1], -m[2]]).collect();
-                    SphereMap::new(grid, &neg)
-                });
+                let neg: Vec<[i32; 3]> = millers.iter().map(|m| [-m[0], -m[1], -m[2]]).collect();
+                let map_neg = gamma_real.then(|| SphereMap::new(grid, &neg));
+                let sticks = if gamma_real {
+                    Sticks::new(grid, &[millers.as_slice(), neg.as_slice()].concat())
+                } else {
+                    Sticks::new(grid, &millers)
+                };
                 Kpoint {
                     frac,
                     cart: crystal.recip_to_cartesian(&frac),
@@ -216,6 +220,7 @@ impl Basis {
                     kinetic,
                     map,
                     map_neg,
+                    sticks,
                 }
             })
             .collect();

@@ -274,7 +274,7 @@ fn run_with<T: BandScalar>(
         let tol: f64 = if iteration == 1 {
             1e-2
         } else {
-            (0.05 * residual / (params.nbands as f64).sqrt()).clamp(1e-11, 1e-2)
+            (0.1 * residual / (params.nbands as f64).sqrt()).clamp(1e-11, 1e-2)
         };
         let maxiter = if iteration == 1 { 100 } else { 8 };
         let t0 = Instant::now();

@@ -10,7 +10,7 @@ mod fft3d;
 mod grid;
 mod sphere;
 
-pub use fft3d::Fft3d;
+pub use fft3d::{Fft3d, Sticks};
 pub use grid::{good_fft_size, is_good_fft_size, miller_to_index, FftGrid};
 pub use sphere::SphereMap;
 

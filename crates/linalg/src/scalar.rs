@@ -51,9 +51,11 @@ pub trait Scalar:
     fn hermitian_eigen(h: MatRef<'_, Self>) -> Result<(Vec<f64>, Mat<Self>), LinalgError>;
 }
 
-fn par() -> Par {
+/// Parallelism for a product of `flops` multiply-adds: threads only pay off on large products
+/// (below ~4M multiply-adds the synchronisation costs more than it saves).
+fn par(flops: usize) -> Par {
     match std::thread::available_parallelism() {
-        Ok(n) if n.get() > 1 => Par::rayon(0),
+        Ok(n) if n.get() > 1 && flops >= 1 << 18 => Par::rayon(0),
         _ => Par::Seq,
     }
 }
@@ -70,7 +72,8 @@ macro_rules! impl_kernels {
     ($t:ty, $one:expr) => {
         fn overlap(a: MatRef<'_, Self>, b: MatRef<'_, Self>) -> Mat<Self> {
             let mut s = Mat::<$t>::zeros(a.ncols(), b.ncols());
-            faer_matmul(s.as_mut(), Accum::Replace, a.adjoint(), b, $one, par());
+            let flops = a.nrows() * a.ncols() * b.ncols();
+            faer_matmul(s.as_mut(), Accum::Replace, a.adjoint(), b, $one, par(flops));
             s
         }
         fn matmul_into(
@@ -79,7 +82,8 @@ macro_rules! impl_kernels {
             b: MatRef<'_, Self>,
             accumulate: bool,
         ) {
-            faer_matmul(c, accum(accumulate), a, b, $one, par());
+            let flops = a.nrows() * a.ncols() * b.ncols();
+            faer_matmul(c, accum(accumulate), a, b, $one, par(flops));
         }
         fn hermitian_eigen(h: MatRef<'_, Self>) -> Result<(Vec<f64>, Mat<Self>), LinalgError> {
             let evd = h

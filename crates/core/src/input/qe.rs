@@ -19,7 +19,8 @@
 //! * `nspin` 1 | 2; `tot_magnetization`; `starting_magnetization(i)` per species.
 //! * `nbnd`, `tot_charge` (same sign convention as [`super::RunSpec::charge`]), `nosym`.
 //! * `conv_thr` (Ry, QE default 1e-6) -> energy_tolerance = conv_thr/2 Ha and
-//!   density_tolerance = 10 * energy_tolerance (the ratio of planewave's defaults).
+//!   density_tolerance = sqrt(energy_tolerance / 10): the energy error of a density residual R is
+//!   second order, about 10 R^2 Ha for small cells, so this stops where QE's estimate would.
 //! * `mixing_beta`, `mixing_ndim`, `electron_maxstep`; `mixing_mode` must be plain
 //!   (planewave's Kerker preconditioner with its default q0 is used regardless).
 //! * `diagonalization`: david, rmm-davidson -> davidson; cg, ppcg, paro, rmm-paro ->
@@ -790,7 +791,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         None => 1e-6,
     };
     scf.energy_tolerance = conv_thr * HARTREE_PER_RYDBERG;
-    scf.density_tolerance = 10.0 * scf.energy_tolerance;
+    scf.density_tolerance = (scf.energy_tolerance / 10.0).sqrt();
     if let Some(e) = get("electron_maxstep") {
         lines.keys.insert("electron_maxstep".into(), e.line);
         scf.max_iterations = usize::try_from(v.int(e)?).map_err(|_| v.err(e, "must be >= 1"))?;
