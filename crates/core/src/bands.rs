@@ -34,37 +34,19 @@ fn zeros(n: usize) -> Vec<Complex64> {
     vec![Complex64::new(0.0, 0.0); n]
 }
 
+/// The single column of a one-column block, as a mutable slice.
+fn col_mut<T: Scalar>(m: MatMut<'_, T>) -> &mut [T] {
+    m.col_mut(0)
+        .try_as_col_major_mut()
+        .expect("band blocks are column-major")
+        .as_slice_mut()
+}
+
 fn column<T: Scalar>(m: MatRef<'_, T>, j: usize) -> &[T] {
     m.col(j)
         .try_as_col_major()
         .expect("band blocks are column-major")
         .as_slice()
-}
-
-/// Run `f(band index, result column)` in parallel over bands and write results into `out`.
-fn per_band_parallel<T: Scalar>(
-    out: &mut MatMut<'_, T>,
-    groups: usize,
-    len: usize,
-    f: impl Fn(usize, &mut [T], &mut [Complex64], &mut [Complex64]) + Sync,
-    grid_len: usize,
-) {
-    let nb = out.ncols();
-    let mut res: Vec<Vec<T>> = (0..nb).map(|_| vec![T::from_f64(0.0); len]).collect();
-    let per = nb.div_ceil(groups.max(1)).max(1);
-    res.par_chunks_mut(per).enumerate().for_each_init(
-        || (zeros(grid_len), zeros(grid_len)),
-        |(grid, work), (chunk, cols)| {
-            for (i, c) in cols.iter_mut().enumerate() {
-                f(chunk * per + i, c, grid, work);
-            }
-        },
-    );
-    for (j, r) in res.iter().enumerate() {
-        for (i, v) in r.iter().enumerate() {
-            out[(i, j)] = *v;
-        }
-    }
 }
 
 impl BandScalar for Complex64 {
@@ -73,16 +55,18 @@ impl BandScalar for Complex64 {
         fft: &Fft3d,
         veff: &[f64],
         psi: MatRef<'_, Self>,
-        mut out: MatMut<'_, Self>,
+        out: MatMut<'_, Self>,
     ) {
         let n = fft.grid().len();
         let scale = 1.0 / n as f64;
-        let nb = psi.ncols();
-        per_band_parallel(
-            &mut out,
-            nb,
-            kpt.npw(),
-            |j, res, grid, work| {
+        // Each thread writes its bands' results straight into their output columns.
+        out.par_col_iter_mut().enumerate().for_each_init(
+            || (zeros(n), zeros(n)),
+            |(grid, work), (j, col)| {
+                let res = col
+                    .try_as_col_major_mut()
+                    .expect("band blocks are column-major")
+                    .as_slice_mut();
                 let x = column(psi, j);
                 kpt.map.scatter(x, grid);
                 fft.backward_sphere(grid, work, &kpt.sticks);
@@ -95,7 +79,6 @@ impl BandScalar for Complex64 {
                     *r += c * t;
                 }
             },
-            n,
         );
     }
 
@@ -183,22 +166,17 @@ impl BandScalar for f64 {
         fft: &Fft3d,
         veff: &[f64],
         psi: MatRef<'_, Self>,
-        mut out: MatMut<'_, Self>,
+        out: MatMut<'_, Self>,
     ) {
         let n = fft.grid().len();
         let scale = 1.0 / n as f64;
         let nb = psi.ncols();
-        let npairs = nb.div_ceil(2);
-        let dim = kpt.dim();
         let tkin = kpt.kinetic_per_component();
         let neg = kpt.map_neg.as_ref().expect("Γ-real k-point");
-        // Results per pair: two columns.
-        let mut res: Vec<(Vec<f64>, Vec<f64>)> = (0..npairs)
-            .map(|_| (vec![0.0; dim], vec![0.0; dim]))
-            .collect();
-        res.par_iter_mut().enumerate().for_each_init(
+        // One task per pair of bands; it writes both output columns directly.
+        out.par_col_chunks_mut(2).enumerate().for_each_init(
             || (zeros(n), zeros(n)),
-            |(grid, work), (p, (ra, rb))| {
+            |(grid, work), (p, pair)| {
                 let a = column(psi, 2 * p);
                 let b = (2 * p + 1 < nb).then(|| column(psi, 2 * p + 1));
                 scatter_pair(kpt, a, b, grid);
@@ -207,33 +185,28 @@ impl BandScalar for f64 {
                     *g *= v;
                 }
                 fft.forward_sphere_unnormalized(grid, work, &kpt.sticks);
+                let (ca, cb) = pair.split_at_col_mut(1);
+                let ra = col_mut(ca);
+                let mut rb = (cb.ncols() == 1).then(|| col_mut(cb));
                 let half_i = Complex64::new(0.0, -0.5);
                 for (h, (&ip, &im)) in kpt.map.indices().iter().zip(neg.indices()).enumerate() {
                     let fp = grid[ip] * scale;
                     let fm = grid[im].conj() * scale;
                     store(ra, h, 0.5 * (fp + fm));
-                    store(rb, h, half_i * (fp - fm));
+                    if let Some(rb) = rb.as_deref_mut() {
+                        store(rb, h, half_i * (fp - fm));
+                    }
                 }
                 for ((r, x), t) in ra.iter_mut().zip(a).zip(&tkin) {
                     *r += x * t;
                 }
-                if let Some(b) = b {
+                if let (Some(rb), Some(b)) = (rb, b) {
                     for ((r, x), t) in rb.iter_mut().zip(b).zip(&tkin) {
                         *r += x * t;
                     }
                 }
             },
         );
-        for (p, (ra, rb)) in res.iter().enumerate() {
-            for i in 0..dim {
-                out[(i, 2 * p)] = ra[i];
-            }
-            if 2 * p + 1 < nb {
-                for i in 0..dim {
-                    out[(i, 2 * p + 1)] = rb[i];
-                }
-            }
-        }
     }
 
     fn add_density(kpt: &Kpoint, fft: &Fft3d, psi: &Mat<Self>, weights: &[f64], acc: &mut [f64]) {

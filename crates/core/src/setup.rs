@@ -42,6 +42,12 @@ fn err(spec: &RunSpec, key: &str, msg: impl Into<String>, hint: impl Into<String
 /// Build the model, basis and parameters of `spec`.
 pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
     let mut warnings = Vec::new();
+    if spec.scf.eigensolver != "lobpcg" {
+        warnings.push(format!(
+            "eigensolver \"{}\" is not available yet; using LOBPCG (same results)",
+            spec.scf.eigensolver
+        ));
+    }
     let names = spec.key_names();
     // Pseudopotentials.
     let mut species = Vec::new();
