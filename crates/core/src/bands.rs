@@ -83,28 +83,16 @@ impl BandScalar for Complex64 {
     }
 
     fn add_density(kpt: &Kpoint, fft: &Fft3d, psi: &Mat<Self>, weights: &[f64], acc: &mut [f64]) {
-        let n = fft.grid().len();
         let bands: Vec<usize> = (0..psi.ncols())
             .filter(|&b| weights[b].abs() > 1e-16)
             .collect();
-        let partial = bands
-            .par_iter()
-            .fold(
-                || (vec![0.0; n], zeros(n), zeros(n)),
-                |(mut sum, mut grid, mut work), &b| {
-                    kpt.map.scatter(psi.col_as_slice(b), &mut grid);
-                    fft.backward_sphere(&mut grid, &mut work, &kpt.sticks);
-                    for (a, z) in sum.iter_mut().zip(&grid) {
-                        *a += weights[b] * z.norm_sqr();
-                    }
-                    (sum, grid, work)
-                },
-            )
-            .map(|t| t.0)
-            .reduce(|| vec![0.0; n], add_vec);
-        for (a, p) in acc.iter_mut().zip(&partial) {
-            *a += p;
-        }
+        sum_over_grid(&bands, fft.grid().len(), acc, |&b, grid, work, sum| {
+            kpt.map.scatter(psi.col_as_slice(b), grid);
+            fft.backward_sphere(grid, work, &kpt.sticks);
+            for (a, z) in sum.iter_mut().zip(grid.iter()) {
+                *a += weights[b] * z.norm_sqr();
+            }
+        });
     }
 
     fn from_plane_waves(_kpt: &Kpoint, p: &Mat<Complex64>) -> Mat<Self> {
@@ -116,6 +104,30 @@ impl BandScalar for Complex64 {
             let d = 1.0 / (1.0 + kpt.kinetic[i]);
             Complex64::new(next() * d, next() * d)
         })
+    }
+}
+
+/// `acc += sum over items of f(item)`, with `f` adding into a per-thread grid sum and given
+/// per-thread grid and FFT work buffers; items are dealt to rayon threads.
+fn sum_over_grid<I: Sync>(
+    items: &[I],
+    n: usize,
+    acc: &mut [f64],
+    f: impl Fn(&I, &mut [Complex64], &mut [Complex64], &mut [f64]) + Sync,
+) {
+    let partial = items
+        .par_iter()
+        .fold(
+            || (vec![0.0; n], zeros(n), zeros(n)),
+            |(mut sum, mut grid, mut work), item| {
+                f(item, &mut grid, &mut work, &mut sum);
+                (sum, grid, work)
+            },
+        )
+        .map(|t| t.0)
+        .reduce(|| vec![0.0; n], add_vec);
+    for (a, p) in acc.iter_mut().zip(&partial) {
+        *a += p;
     }
 }
 
@@ -210,36 +222,24 @@ impl BandScalar for f64 {
     }
 
     fn add_density(kpt: &Kpoint, fft: &Fft3d, psi: &Mat<Self>, weights: &[f64], acc: &mut [f64]) {
-        let n = fft.grid().len();
         let bands: Vec<usize> = (0..psi.ncols())
             .filter(|&b| weights[b].abs() > 1e-16)
             .collect();
         let pairs: Vec<(usize, Option<usize>)> =
             bands.chunks(2).map(|c| (c[0], c.get(1).copied())).collect();
-        let partial = pairs
-            .par_iter()
-            .fold(
-                || (vec![0.0; n], zeros(n), zeros(n)),
-                |(mut sum, mut grid, mut work), &(a, b)| {
-                    scatter_pair(
-                        kpt,
-                        psi.col_as_slice(a),
-                        b.map(|b| psi.col_as_slice(b)),
-                        &mut grid,
-                    );
-                    fft.backward(&mut grid, &mut work);
-                    let (wa, wb) = (weights[a], b.map_or(0.0, |b| weights[b]));
-                    for (s, z) in sum.iter_mut().zip(&grid) {
-                        *s += wa * z.re * z.re + wb * z.im * z.im;
-                    }
-                    (sum, grid, work)
-                },
-            )
-            .map(|t| t.0)
-            .reduce(|| vec![0.0; n], add_vec);
-        for (a, p) in acc.iter_mut().zip(&partial) {
-            *a += p;
-        }
+        sum_over_grid(&pairs, fft.grid().len(), acc, |&(a, b), grid, work, sum| {
+            scatter_pair(
+                kpt,
+                psi.col_as_slice(a),
+                b.map(|b| psi.col_as_slice(b)),
+                grid,
+            );
+            fft.backward_sphere(grid, work, &kpt.sticks);
+            let (wa, wb) = (weights[a], b.map_or(0.0, |b| weights[b]));
+            for (s, z) in sum.iter_mut().zip(grid.iter()) {
+                *s += wa * z.re * z.re + wb * z.im * z.im;
+            }
+        });
     }
 
     fn from_plane_waves(kpt: &Kpoint, p: &Mat<Complex64>) -> Mat<Self> {

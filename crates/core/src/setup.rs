@@ -4,7 +4,7 @@
 
 use crate::basis::Basis;
 use crate::crystal::{Atom, Crystal};
-use crate::input::{InputError, InputFormat, Kpoints, RunSpec, Smearing as InSmearing, Spin};
+use crate::input::{InputError, InputFormat, Kpoints, RunSpec, Spin};
 use crate::model::{Model, Species, SpinMode};
 use crate::pseudo::Pseudopotential;
 use crate::scf::ScfParams;
@@ -145,13 +145,7 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
             "the net charge must leave at least one electron",
         ));
     }
-    let smearing = match spec.smearing {
-        InSmearing::None => Smearing::None,
-        InSmearing::Gaussian(w) => Smearing::Gaussian(w),
-        InSmearing::FermiDirac(w) => Smearing::FermiDirac(w),
-        InSmearing::MethfesselPaxton(w) => Smearing::MethfesselPaxton(w),
-        InSmearing::MarzariVanderbilt(w) => Smearing::MarzariVanderbilt(w),
-    };
+    let smearing = spec.smearing;
     let (spin, starting_magnetization) = match &spec.spin {
         Spin::None => (SpinMode::None, vec![0.0; crystal.atoms.len()]),
         Spin::Collinear {

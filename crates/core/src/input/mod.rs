@@ -184,33 +184,8 @@ pub struct SpeciesSpec {
     pub pseudo: PathBuf,
 }
 
-/// Occupation smearing; the width is in Ha.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Smearing {
-    /// Fixed occupations (insulators).
-    None,
-    /// Gaussian smearing of this width (Ha).
-    Gaussian(f64),
-    /// Fermi-Dirac smearing, width = k_B T (Ha).
-    FermiDirac(f64),
-    /// Methfessel-Paxton (first order) smearing (Ha).
-    MethfesselPaxton(f64),
-    /// Marzari-Vanderbilt cold smearing (Ha).
-    MarzariVanderbilt(f64),
-}
-
-impl Smearing {
-    /// The width in Ha, or `None` for fixed occupations.
-    pub fn width(&self) -> Option<f64> {
-        match *self {
-            Smearing::None => None,
-            Smearing::Gaussian(w)
-            | Smearing::FermiDirac(w)
-            | Smearing::MethfesselPaxton(w)
-            | Smearing::MarzariVanderbilt(w) => Some(w),
-        }
-    }
-}
+/// Occupation smearing (the model's type; widths in Ha).
+pub use crate::smearing::Smearing;
 
 /// Spin treatment.
 #[derive(Debug, Clone, PartialEq)]

@@ -1269,7 +1269,7 @@ nbands = 2
             assert_eq!(p(&t).unwrap().smearing, want);
         }
         let t = AL_TOML.replace("\"0.02 Ry\"", "\"0.27211386245988 eV\"");
-        let w = p(&t).unwrap().smearing.width().unwrap();
+        let w = p(&t).unwrap().smearing.width();
         assert!((w - 0.01).abs() < 1e-15);
         // Species-level magnetisation, atom value overriding.
         let t = H_TOML.replace(", magnetization = 0.5", "").replace(

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use super::{InputError, Kpoints, RunSpec, Spin};
+use super::{InputError, Kpoints, RunSpec, Smearing, Spin};
 
 /// Smallest allowed distance between two atoms (bohr).
 pub(crate) const MIN_ATOM_DISTANCE: f64 = 0.5;
@@ -390,7 +390,8 @@ pub(crate) fn validate(spec: &RunSpec, names: &KeyNames, lines: &Lines) -> Resul
     }
 
     // Smearing.
-    if let Some(w) = spec.smearing.width() {
+    if spec.smearing != Smearing::None {
+        let w = spec.smearing.width();
         if !w.is_finite() || w <= 0.0 {
             return Err(err(
                 file,
