@@ -30,6 +30,12 @@ pub trait BandScalar: Scalar {
     fn random(kpt: &Kpoint, nb: usize, next: &mut dyn FnMut() -> f64) -> Mat<Self>;
 }
 
+/// Items per rayon task so that each thread gets one contiguous share: the per-task grid and FFT
+/// buffers are then allocated once per thread, not once per band.
+fn per_thread(items: usize) -> usize {
+    items.div_ceil(rayon::current_num_threads()).max(1)
+}
+
 fn zeros(n: usize) -> Vec<Complex64> {
     vec![Complex64::new(0.0, 0.0); n]
 }
@@ -60,26 +66,30 @@ impl BandScalar for Complex64 {
         let n = fft.grid().len();
         let scale = 1.0 / n as f64;
         // Each thread writes its bands' results straight into their output columns.
-        out.par_col_iter_mut().enumerate().for_each_init(
-            || (zeros(n), zeros(n)),
-            |(grid, work), (j, col)| {
-                let res = col
-                    .try_as_col_major_mut()
-                    .expect("band blocks are column-major")
-                    .as_slice_mut();
-                let x = column(psi, j);
-                kpt.map.scatter(x, grid);
-                fft.backward_sphere(grid, work, &kpt.sticks);
-                for (g, v) in grid.iter_mut().zip(veff) {
-                    *g *= v;
-                }
-                fft.forward_sphere_unnormalized(grid, work, &kpt.sticks);
-                kpt.map.gather(grid, scale, res);
-                for ((r, c), t) in res.iter_mut().zip(x).zip(&kpt.kinetic) {
-                    *r += c * t;
-                }
-            },
-        );
+        let per_thread = per_thread(psi.ncols());
+        out.par_col_iter_mut()
+            .enumerate()
+            .with_min_len(per_thread)
+            .for_each_init(
+                || (zeros(n), zeros(n)),
+                |(grid, work), (j, col)| {
+                    let res = col
+                        .try_as_col_major_mut()
+                        .expect("band blocks are column-major")
+                        .as_slice_mut();
+                    let x = column(psi, j);
+                    kpt.map.scatter(x, grid);
+                    fft.backward_sphere(grid, work, &kpt.sticks);
+                    for (g, v) in grid.iter_mut().zip(veff) {
+                        *g *= v;
+                    }
+                    fft.forward_sphere_unnormalized(grid, work, &kpt.sticks);
+                    kpt.map.gather(grid, scale, res);
+                    for ((r, c), t) in res.iter_mut().zip(x).zip(&kpt.kinetic) {
+                        *r += c * t;
+                    }
+                },
+            );
     }
 
     fn add_density(kpt: &Kpoint, fft: &Fft3d, psi: &Mat<Self>, weights: &[f64], acc: &mut [f64]) {
@@ -117,6 +127,7 @@ fn sum_over_grid<I: Sync>(
 ) {
     let partial = items
         .par_iter()
+        .with_min_len(per_thread(items.len()))
         .fold(
             || (vec![0.0; n], zeros(n), zeros(n)),
             |(mut sum, mut grid, mut work), item| {
@@ -183,42 +194,45 @@ impl BandScalar for f64 {
         let n = fft.grid().len();
         let scale = 1.0 / n as f64;
         let nb = psi.ncols();
-        let tkin = kpt.kinetic_per_component();
         let neg = kpt.map_neg.as_ref().expect("Γ-real k-point");
         // One task per pair of bands; it writes both output columns directly.
-        out.par_col_chunks_mut(2).enumerate().for_each_init(
-            || (zeros(n), zeros(n)),
-            |(grid, work), (p, pair)| {
-                let a = column(psi, 2 * p);
-                let b = (2 * p + 1 < nb).then(|| column(psi, 2 * p + 1));
-                scatter_pair(kpt, a, b, grid);
-                fft.backward_sphere(grid, work, &kpt.sticks);
-                for (g, v) in grid.iter_mut().zip(veff) {
-                    *g *= v;
-                }
-                fft.forward_sphere_unnormalized(grid, work, &kpt.sticks);
-                let (ca, cb) = pair.split_at_col_mut(1);
-                let ra = col_mut(ca);
-                let mut rb = (cb.ncols() == 1).then(|| col_mut(cb));
-                let half_i = Complex64::new(0.0, -0.5);
-                for (h, (&ip, &im)) in kpt.map.indices().iter().zip(neg.indices()).enumerate() {
-                    let fp = grid[ip] * scale;
-                    let fm = grid[im].conj() * scale;
-                    store(ra, h, 0.5 * (fp + fm));
-                    if let Some(rb) = rb.as_deref_mut() {
-                        store(rb, h, half_i * (fp - fm));
+        let per_thread = per_thread(nb.div_ceil(2));
+        out.par_col_chunks_mut(2)
+            .enumerate()
+            .with_min_len(per_thread)
+            .for_each_init(
+                || (zeros(n), zeros(n)),
+                |(grid, work), (p, pair)| {
+                    let a = column(psi, 2 * p);
+                    let b = (2 * p + 1 < nb).then(|| column(psi, 2 * p + 1));
+                    scatter_pair(kpt, a, b, grid);
+                    fft.backward_sphere(grid, work, &kpt.sticks);
+                    for (g, v) in grid.iter_mut().zip(veff) {
+                        *g *= v;
                     }
-                }
-                for ((r, x), t) in ra.iter_mut().zip(a).zip(&tkin) {
-                    *r += x * t;
-                }
-                if let (Some(rb), Some(b)) = (rb, b) {
-                    for ((r, x), t) in rb.iter_mut().zip(b).zip(&tkin) {
+                    fft.forward_sphere_unnormalized(grid, work, &kpt.sticks);
+                    let (ca, cb) = pair.split_at_col_mut(1);
+                    let ra = col_mut(ca);
+                    let mut rb = (cb.ncols() == 1).then(|| col_mut(cb));
+                    let half_i = Complex64::new(0.0, -0.5);
+                    for (h, (&ip, &im)) in kpt.map.indices().iter().zip(neg.indices()).enumerate() {
+                        let fp = grid[ip] * scale;
+                        let fm = grid[im].conj() * scale;
+                        store(ra, h, 0.5 * (fp + fm));
+                        if let Some(rb) = rb.as_deref_mut() {
+                            store(rb, h, half_i * (fp - fm));
+                        }
+                    }
+                    for ((r, x), t) in ra.iter_mut().zip(a).zip(&kpt.kinetic) {
                         *r += x * t;
                     }
-                }
-            },
-        );
+                    if let (Some(rb), Some(b)) = (rb, b) {
+                        for ((r, x), t) in rb.iter_mut().zip(b).zip(&kpt.kinetic) {
+                            *r += x * t;
+                        }
+                    }
+                },
+            );
     }
 
     fn add_density(kpt: &Kpoint, fft: &Fft3d, psi: &Mat<Self>, weights: &[f64], acc: &mut [f64]) {
@@ -257,7 +271,6 @@ impl BandScalar for f64 {
     }
 
     fn random(kpt: &Kpoint, nb: usize, next: &mut dyn FnMut() -> f64) -> Mat<Self> {
-        let t = kpt.kinetic_per_component();
-        Mat::from_fn(kpt.dim(), nb, |i, _| next() / (1.0 + t[i]))
+        Mat::from_fn(kpt.dim(), nb, |i, _| next() / (1.0 + kpt.kinetic[i]))
     }
 }

@@ -31,7 +31,8 @@ pub struct Kpoint {
     pub millers: Vec<[i32; 3]>,
     /// Cartesian k+G for every local G (1/bohr).
     pub kpg: Vec<[f64; 3]>,
-    /// Kinetic energies |k+G|^2/2 (Ha).
+    /// Kinetic energy |k+G|^2/2 (Ha) of each band-vector component (length [`Kpoint::dim`]):
+    /// one per G, or for the Γ-real path |G|^2/2 for c(0) and twice for each (Re, Im) pair.
     pub kinetic: Vec<f64>,
     /// Where each G sits on the FFT grid.
     pub map: SphereMap,
@@ -60,20 +61,24 @@ impl Kpoint {
             self.npw()
         }
     }
+}
 
-    /// Kinetic energy of each band-vector component (length [`Kpoint::dim`]).
-    pub fn kinetic_per_component(&self) -> Vec<f64> {
-        if !self.is_gamma_real() {
-            return self.kinetic.clone();
+/// Group squared norms into shells of equal value (relative tolerance 1e-12): the shell index of
+/// each entry and the norm of each shell.
+fn shells(g2: &[f64]) -> (Vec<usize>, Vec<f64>) {
+    let mut order: Vec<usize> = (0..g2.len()).collect();
+    order.sort_by(|&a, &b| g2[a].total_cmp(&g2[b]));
+    let mut shell = vec![0; g2.len()];
+    let mut norms: Vec<f64> = Vec::new();
+    let mut last = f64::NEG_INFINITY;
+    for i in order {
+        if g2[i] - last > 1e-12 * (1.0 + g2[i]) {
+            norms.push(g2[i].sqrt());
+            last = g2[i];
         }
-        let mut t = Vec::with_capacity(self.dim());
-        t.push(self.kinetic[0]);
-        for &k in &self.kinetic[1..] {
-            t.push(k);
-            t.push(k);
-        }
-        t
+        shell[i] = norms.len() - 1;
     }
+    (shell, norms)
 }
 
 /// One representative of each +-G pair (and G = 0): the "upper half" of Miller space.
@@ -97,6 +102,11 @@ pub struct Basis {
     pub rho_g: Vec<[f64; 3]>,
     /// |G|^2 of the density sphere.
     pub rho_g2: Vec<f64>,
+    /// Shell (set of equal |G|) of each density-sphere vector: radial form factors are evaluated
+    /// once per shell.
+    pub rho_shell: Vec<usize>,
+    /// |G| of each shell (1/bohr).
+    pub rho_shell_norm: Vec<f64>,
     /// Where the density sphere sits on the grid.
     pub rho_map: SphereMap,
     /// The G-vector communicator (Solo for one rank).
@@ -202,7 +212,16 @@ impl Basis {
                 }
                 let millers: Vec<[i32; 3]> = pw.iter().map(|p| p.0).collect();
                 let kpg: Vec<[f64; 3]> = pw.iter().map(|p| p.1).collect();
-                let kinetic = kpg.iter().map(|g| 0.5 * dot(g, g)).collect();
+                let per_g = kpg.iter().map(|g| 0.5 * dot(g, g));
+                let kinetic: Vec<f64> = if gamma_real {
+                    // c(0) is one real component; every other G gives a (Re, Im) pair.
+                    per_g
+                        .enumerate()
+                        .flat_map(|(i, t)| std::iter::repeat_n(t, if i == 0 { 1 } else { 2 }))
+                        .collect()
+                } else {
+                    per_g.collect()
+                };
                 let map = SphereMap::new(grid, &millers);
                 let neg: Vec<[i32; 3]> = millers.iter().map(|m| [-m[0], -m[1], -m[2]]).collect();
                 let map_neg = gamma_real.then(|| SphereMap::new(grid, &neg));
@@ -227,7 +246,8 @@ impl Basis {
         let rho = sphere(crystal, [0.0; 3], (8.0 * ecut).sqrt());
         let rho_millers: Vec<[i32; 3]> = rho.iter().map(|p| p.0).collect();
         let rho_g: Vec<[f64; 3]> = rho.iter().map(|p| p.1).collect();
-        let rho_g2 = rho_g.iter().map(|g| dot(g, g)).collect();
+        let rho_g2: Vec<f64> = rho_g.iter().map(|g| dot(g, g)).collect();
+        let (rho_shell, rho_shell_norm) = shells(&rho_g2);
         let rho_map = SphereMap::new(grid, &rho_millers);
         Self {
             ecut,
@@ -237,6 +257,8 @@ impl Basis {
             rho_millers,
             rho_g,
             rho_g2,
+            rho_shell,
+            rho_shell_norm,
             rho_map,
             comm: Arc::new(Solo),
             volume: crystal.volume,

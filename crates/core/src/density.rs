@@ -68,9 +68,8 @@ fn sum_channels<T: Copy + std::ops::Add<Output = T>>(ch: &[Vec<T>]) -> Vec<T> {
 /// magnetisation, scaled to the model's electron count.
 pub fn atomic_guess(model: &Model, basis: &Basis) -> Density {
     let nspin = model.nspin();
-    let total = structure_factor_sum(model, basis, |s, q| {
-        model.species[s].pseudo.atomic_density_fourier(q)
-    });
+    let density = |s: usize, q: f64| model.species[s].pseudo.atomic_density_fourier(q);
+    let total = structure_factor_sum(model, basis, |_| 1.0, density);
     let g0 = basis.rho_g0_index();
     let scale = if total[g0].re.abs() > 0.0 {
         model.n_electrons / (total[g0].re * basis.volume)
@@ -81,27 +80,19 @@ pub fn atomic_guess(model: &Model, basis: &Basis) -> Density {
     if nspin == 1 {
         return Density::from_g(basis, vec![total]);
     }
-    // Magnetisation: per atom m_a * rho_a.
-    let mut mag = vec![Complex64::new(0.0, 0.0); total.len()];
-    for (a, atom) in model.crystal.atoms.iter().enumerate() {
-        let m = model.starting_magnetization.get(a).copied().unwrap_or(0.0);
-        if m == 0.0 {
-            continue;
-        }
-        let ps = &model.species[atom.species].pseudo;
-        for (i, mi) in basis.rho_millers.iter().enumerate() {
-            let q = basis.rho_g2[i].sqrt();
-            let ph = -2.0
-                * std::f64::consts::PI
-                * (mi[0] as f64 * atom.frac[0]
-                    + mi[1] as f64 * atom.frac[1]
-                    + mi[2] as f64 * atom.frac[2]);
-            mag[i] +=
-                Complex64::from_polar(m * scale * ps.atomic_density_fourier(q) / basis.volume, ph);
-        }
-    }
-    let up = total.iter().zip(&mag).map(|(t, m)| 0.5 * (t + m)).collect();
-    let dn = total.iter().zip(&mag).map(|(t, m)| 0.5 * (t - m)).collect();
+    // Magnetisation: each atom's density weighted by its starting magnetisation.
+    let start = |a: usize| model.starting_magnetization.get(a).copied().unwrap_or(0.0);
+    let mag = structure_factor_sum(model, basis, start, density);
+    let up = total
+        .iter()
+        .zip(&mag)
+        .map(|(t, m)| 0.5 * (t + m * scale))
+        .collect();
+    let dn = total
+        .iter()
+        .zip(&mag)
+        .map(|(t, m)| 0.5 * (t - m * scale))
+        .collect();
     Density::from_g(basis, vec![up, dn])
 }
 
@@ -110,9 +101,12 @@ pub fn core_density(model: &Model, basis: &Basis) -> Option<(Vec<Complex64>, Vec
     if !model.species.iter().any(|s| s.pseudo.has_core_correction()) {
         return None;
     }
-    let g = structure_factor_sum(model, basis, |s, q| {
-        model.species[s].pseudo.core_density_fourier(q)
-    });
+    let g = structure_factor_sum(
+        model,
+        basis,
+        |_| 1.0,
+        |s, q| model.species[s].pseudo.core_density_fourier(q),
+    );
     let r = sphere_to_real(basis, &g);
     Some((g, r))
 }

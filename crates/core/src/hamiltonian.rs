@@ -20,8 +20,6 @@ pub struct KHamiltonian<'a, T: BandScalar> {
     pub veff: &'a [f64],
     /// Nonlocal projectors of this k-point.
     pub proj: &'a KProjectors<T>,
-    /// Kinetic energy of each band-vector component (preconditioner).
-    pub kinetic: Vec<f64>,
 }
 
 impl<'a, T: BandScalar> KHamiltonian<'a, T> {
@@ -32,7 +30,6 @@ impl<'a, T: BandScalar> KHamiltonian<'a, T> {
             fft,
             veff,
             proj,
-            kinetic: kpt.kinetic_per_component(),
         }
     }
 

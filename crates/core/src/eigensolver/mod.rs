@@ -28,7 +28,7 @@ impl<T: BandScalar> BlockOperator<T> for KHamiltonian<'_, T> {
         KHamiltonian::apply(self, x, out)
     }
     fn kinetic(&self) -> &[f64] {
-        &self.kinetic
+        &self.kpt.kinetic
     }
 }
 

@@ -349,6 +349,20 @@ pub(crate) fn stem(source: &Path) -> String {
         .unwrap_or_else(|| "planewave".to_string())
 }
 
+/// Test helper for the readers: `r` must be an error whose key is `key` and whose message
+/// contains `msg`.
+#[cfg(test)]
+fn expect_error(r: Result<RunSpec, InputError>, key: &str, msg: &str) -> InputError {
+    let e = r.expect_err("expected an error");
+    assert_eq!(e.key.as_deref(), Some(key), "{e}");
+    assert!(
+        e.message.contains(msg),
+        "message `{}` lacks `{msg}`",
+        e.message
+    );
+    e
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1326,14 +1326,7 @@ K_POINTS automatic
 
     /// Parses, expecting an error whose key and message contain the given parts.
     fn fails(text: &str, key: &str, msg: &str) -> InputError {
-        let e = p(text).expect_err("expected an error");
-        assert_eq!(e.key.as_deref(), Some(key), "{e}");
-        assert!(
-            e.message.contains(msg),
-            "message `{}` lacks `{msg}`",
-            e.message
-        );
-        e
+        super::super::expect_error(p(text), key, msg)
     }
 
     #[test]

@@ -1135,14 +1135,7 @@ nbands = 2
     }
 
     fn fails(text: &str, key: &str, msg: &str) -> InputError {
-        let e = p(text).expect_err("expected an error");
-        assert_eq!(e.key.as_deref(), Some(key), "{e}");
-        assert!(
-            e.message.contains(msg),
-            "message `{}` lacks `{msg}`",
-            e.message
-        );
-        e
+        super::super::expect_error(p(text), key, msg)
     }
 
     /// The physics of two specs agree (everything but source, title, pseudo folders, scf).

@@ -6,12 +6,11 @@ use planewave_linalg::{Mat, Scalar};
 
 /// `<psi_n|T|psi_n>` for every band (column) of the block.
 pub fn band_energies<T: Scalar>(kpt: &Kpoint, psi: &Mat<T>) -> Vec<f64> {
-    let t = kpt.kinetic_per_component();
     (0..psi.ncols())
         .map(|b| {
             psi.col_as_slice(b)
                 .iter()
-                .zip(&t)
+                .zip(&kpt.kinetic)
                 .map(|(x, t)| x.abs2() * t)
                 .sum()
         })

@@ -20,14 +20,19 @@ pub struct LocalPotential {
 impl LocalPotential {
     /// Build V_loc for the atoms of `model` on `basis`.
     pub fn new(model: &Model, basis: &Basis) -> Self {
-        let values_g = super::structure_factor_sum(model, basis, |s, q| {
-            let p = &model.species[s].pseudo;
-            if q < 1e-12 {
-                p.local_fourier_g0()
-            } else {
-                p.local_fourier(q)
-            }
-        });
+        let values_g = super::structure_factor_sum(
+            model,
+            basis,
+            |_| 1.0,
+            |s, q| {
+                let p = &model.species[s].pseudo;
+                if q < 1e-12 {
+                    p.local_fourier_g0()
+                } else {
+                    p.local_fourier(q)
+                }
+            },
+        );
         let values_r = super::sphere_to_real(basis, &values_g);
         Self { values_g, values_r }
     }

@@ -11,38 +11,48 @@ pub mod local;
 pub mod nonlocal;
 pub mod xc;
 
-/// Values on the density sphere from per-species form factors:
-/// `out[G] = (1/Omega) sum_atoms e^{-iG.tau} f_species(|G|)`.
+/// Values on the density sphere from per-species radial form factors, each atom weighted:
+/// `out[G] = (1/Omega) sum_atoms w_atom e^{-iG.tau} f_species(|G|)`. Form factors are evaluated
+/// once per |G| shell.
 pub(crate) fn structure_factor_sum(
     model: &crate::model::Model,
     basis: &crate::basis::Basis,
+    atom_weight: impl Fn(usize) -> f64,
     form_factor: impl Fn(usize, f64) -> f64,
 ) -> Vec<num_complex::Complex64> {
     use num_complex::Complex64;
-    let n = basis.rho_g.len();
-    let mut out = vec![Complex64::new(0.0, 0.0); n];
-    for (s, _) in model.species.iter().enumerate() {
-        let atoms: Vec<[f64; 3]> = model
+    let mut out = vec![Complex64::new(0.0, 0.0); basis.rho_g.len()];
+    for s in 0..model.species.len() {
+        let atoms: Vec<([f64; 3], f64)> = model
             .crystal
             .atoms
             .iter()
-            .filter(|a| a.species == s)
-            .map(|a| a.frac)
+            .enumerate()
+            .filter(|(i, a)| a.species == s && atom_weight(*i) != 0.0)
+            .map(|(i, a)| (a.frac, atom_weight(i)))
             .collect();
         if atoms.is_empty() {
             continue;
         }
-        for (i, m) in basis.rho_millers.iter().enumerate() {
-            let q = basis.rho_g2[i].sqrt();
-            let f = form_factor(s, q) / basis.volume;
+        let ff: Vec<f64> = basis
+            .rho_shell_norm
+            .iter()
+            .map(|&q| form_factor(s, q) / basis.volume)
+            .collect();
+        for ((m, o), &shell) in basis
+            .rho_millers
+            .iter()
+            .zip(out.iter_mut())
+            .zip(&basis.rho_shell)
+        {
             let mut sf = Complex64::new(0.0, 0.0);
-            for x in &atoms {
+            for (x, w) in &atoms {
                 let ph = -2.0
                     * std::f64::consts::PI
                     * (m[0] as f64 * x[0] + m[1] as f64 * x[1] + m[2] as f64 * x[2]);
-                sf += Complex64::from_polar(1.0, ph);
+                sf += Complex64::from_polar(*w, ph);
             }
-            out[i] += sf * f;
+            *o += sf * ff[shell];
         }
     }
     out
