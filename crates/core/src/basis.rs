@@ -53,6 +53,18 @@ impl Kpoint {
         self.map_neg.is_some()
     }
 
+    /// The plane wave (index into `millers`/`kpg`) that band-vector component `i` belongs to.
+    /// In the Γ-real layout component 0 is G = 0 and components 2h-1, 2h are sqrt2 (Re, Im) of
+    /// the coefficient of half-sphere entry h, so that sum_i x_i^2 f(G(i)) is the full-sphere sum
+    /// of |c(G)|^2 f(G) for any f even in G.
+    pub fn plane_wave_of_component(&self, i: usize) -> usize {
+        if self.is_gamma_real() {
+            i.div_ceil(2)
+        } else {
+            i
+        }
+    }
+
     /// Length of a band vector: npw (complex) or 2 npw - 1 (Γ real).
     pub fn dim(&self) -> usize {
         if self.is_gamma_real() {

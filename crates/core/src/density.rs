@@ -111,6 +111,30 @@ pub fn core_density(model: &Model, basis: &Basis) -> Option<(Vec<Complex64>, Vec
     Some((g, r))
 }
 
+/// The densities the XC functional sees: each spin channel plus its share of the NLCC core
+/// density (grid values, sphere coefficients).
+pub fn with_core(
+    rho: &Density,
+    core: Option<&(Vec<Complex64>, Vec<f64>)>,
+) -> (Vec<Vec<f64>>, Vec<Vec<Complex64>>) {
+    match core {
+        Some((cg, cr)) => {
+            let f = 1.0 / rho.r.len() as f64;
+            (
+                rho.r
+                    .iter()
+                    .map(|c| c.iter().zip(cr).map(|(a, b)| a + f * b).collect())
+                    .collect(),
+                rho.g
+                    .iter()
+                    .map(|c| c.iter().zip(cg).map(|(a, b)| a + b * f).collect())
+                    .collect(),
+            )
+        }
+        None => (rho.r.clone(), rho.g.clone()),
+    }
+}
+
 /// Density of occupied states: `psi[s][k]` (bands as columns) with occupations `occ[s][k][n]`.
 pub fn from_wavefunctions<T: BandScalar>(
     basis: &Basis,

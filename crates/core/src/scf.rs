@@ -150,23 +150,7 @@ fn potentials<T: BandScalar>(
     let total_g = rho.total_g();
     let (vh_g, e_h) = hartree::potential_and_energy(basis, &total_g);
     let vh_r = sphere_to_real(basis, &vh_g);
-    let nspin = rho.r.len();
-    let (xc_r, xc_g): (Vec<Vec<f64>>, Vec<Vec<Complex64>>) = match &fixed.core {
-        Some((cg, cr)) => {
-            let f = 1.0 / nspin as f64;
-            (
-                rho.r
-                    .iter()
-                    .map(|c| c.iter().zip(cr).map(|(a, b)| a + f * b).collect())
-                    .collect(),
-                rho.g
-                    .iter()
-                    .map(|c| c.iter().zip(cg).map(|(a, b)| a + b * f).collect())
-                    .collect(),
-            )
-        }
-        None => (rho.r.clone(), rho.g.clone()),
-    };
+    let (xc_r, xc_g) = density::with_core(rho, fixed.core.as_ref());
     let xcres = xc::compute(model.functional, basis, &xc_r, &xc_g);
     let v: Vec<Vec<f64>> = xcres
         .potential

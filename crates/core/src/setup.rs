@@ -80,7 +80,7 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
                 hint,
             ));
         }
-        let pseudo = Pseudopotential::from_file(&s.pseudo).map_err(|e| {
+        let mut pseudo = Pseudopotential::from_file(&s.pseudo).map_err(|e| {
             pseudo_err(
                 format!("cannot read the pseudopotential of species {}: {e}", s.symbol),
                 "use a complete UPF (v1/v2), CP2K GTH or ABINIT pspcod-10 file (a truncated download or a file of another format will not do)",
@@ -96,6 +96,12 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
                 s.pseudo.display()
             ));
         }
+        // Every |k+G| of the run lies below sqrt(2 ecut) plus one reciprocal-cell diagonal;
+        // the margin covers moderate cell changes in a relaxation (beyond it: direct integrals).
+        let bmax: f64 = crate::crystal::Crystal::new(spec.lattice, Vec::new())
+            .map(|c| c.recip.iter().map(crate::crystal::norm).sum())
+            .unwrap_or(0.0);
+        pseudo.tabulate_projectors(1.2 * (2.0 * spec.ecut).sqrt() + bmax);
         species.push(Species {
             symbol: s.symbol.clone(),
             pseudo,

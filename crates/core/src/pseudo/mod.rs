@@ -253,6 +253,14 @@ impl Pseudopotential {
         qs.iter().map(|&q| self.projector_fourier(i, q)).collect()
     }
 
+    /// Prepare for evaluations of the projector form factors up to `qmax` (1/bohr): numeric
+    /// potentials tabulate them once (interpolated afterwards); analytic ones need nothing.
+    pub fn tabulate_projectors(&mut self, qmax: f64) {
+        if let Kind::Numeric(d) = &mut self.kind {
+            d.tabulate(qmax);
+        }
+    }
+
     pub fn has_core_correction(&self) -> bool {
         match &self.kind {
             Kind::Gth { .. } => false,

@@ -10,8 +10,114 @@ use std::f64::consts::PI;
 
 /// Ewald energy (Ha) of the crystal's ions with the given charges (one per atom).
 pub fn ewald_energy(crystal: &Crystal, charges: &[f64]) -> f64 {
-    let eta = (PI / crystal.volume.powf(2.0 / 3.0)).sqrt() * 1.2;
-    ewald_energy_with_eta(crystal, charges, eta)
+    ewald_energy_with_eta(crystal, charges, default_eta(crystal))
+}
+
+/// The splitting parameter: balances the real and reciprocal sums for the cell's size.
+fn default_eta(crystal: &Crystal) -> f64 {
+    (PI / crystal.volume.powf(2.0 / 3.0)).sqrt() * 1.2
+}
+
+/// Cut-offs of both sums for a neglected-term bound of 1e-16: (|G|max, rmax, Miller ranges of G,
+/// lattice-vector ranges).
+fn ranges(crystal: &Crystal, eta: f64) -> (f64, f64, [i32; 3], [i32; 3]) {
+    let tol: f64 = 1e-16;
+    let gmax = 2.0 * eta * (-tol.ln()).sqrt();
+    let rmax = (-tol.ln()).sqrt() / eta;
+    let nrec = [0, 1, 2].map(|i| (gmax * norm(&crystal.lattice[i]) / (2.0 * PI)).ceil() as i32 + 1);
+    let nreal = [0, 1, 2].map(|i| (rmax * norm(&crystal.recip[i]) / (2.0 * PI)).ceil() as i32 + 1);
+    (gmax, rmax, nrec, nreal)
+}
+
+/// Every integer triple in `-n..=n` per axis.
+fn triples(n: [i32; 3]) -> impl Iterator<Item = [i32; 3]> {
+    (-n[0]..=n[0])
+        .flat_map(move |a| (-n[1]..=n[1]).flat_map(move |b| (-n[2]..=n[2]).map(move |c| [a, b, c])))
+}
+
+/// Ewald forces (Ha/bohr, one per atom) and stress (Ha/bohr^3, Quantum ESPRESSO sign:
+/// `sigma = -(1/Omega) dE/d eps`), by differentiating both lattice sums analytically.
+pub fn ewald_forces_stress(crystal: &Crystal, charges: &[f64]) -> (Vec<[f64; 3]>, [[f64; 3]; 3]) {
+    let eta = default_eta(crystal);
+    let pos = crystal.positions();
+    let omega = crystal.volume;
+    let ztot: f64 = charges.iter().sum();
+    let (gmax, rmax, nrec, nreal) = ranges(crystal, eta);
+    let mut forces = vec![[0.0; 3]; pos.len()];
+    // dE/d eps_ab, accumulated.
+    let mut de = [[0.0; 3]; 3];
+    let mut e_rec = 0.0;
+    for m in triples(nrec) {
+        if m == [0, 0, 0] {
+            continue;
+        }
+        let g = crystal.recip_to_cartesian(&m.map(f64::from));
+        let g2 = dot(&g, &g);
+        if g2 > gmax * gmax {
+            continue;
+        }
+        let (mut re, mut im) = (0.0, 0.0);
+        for (p, z) in pos.iter().zip(charges) {
+            let ph = dot(&g, p);
+            re += z * ph.cos();
+            im += z * ph.sin();
+        }
+        let phi = (-g2 / (4.0 * eta * eta)).exp() / g2;
+        let pref = 2.0 * PI / omega;
+        e_rec += pref * (re * re + im * im) * phi;
+        // d|S|^2/d tau_i = -2 Z_i G Im(conj(S) e^{iG.tau_i})
+        for ((f, p), z) in forces.iter_mut().zip(&pos).zip(charges) {
+            let ph = dot(&g, p);
+            let im_part = re * ph.sin() - im * ph.cos();
+            let d = -2.0 * z * im_part * pref * phi;
+            for c in 0..3 {
+                f[c] -= d * g[c];
+            }
+        }
+        // d phi(G^2)/d eps_ab = phi'(G^2) (-2 G_a G_b)
+        let dphi = phi * (-1.0 / (4.0 * eta * eta) - 1.0 / g2);
+        let w = pref * (re * re + im * im) * dphi * -2.0;
+        for a in 0..3 {
+            for b in 0..3 {
+                de[a][b] += w * g[a] * g[b];
+            }
+        }
+    }
+    let e_const = -PI * ztot * ztot / (2.0 * eta * eta * omega);
+    for (a, row) in de.iter_mut().enumerate() {
+        // Both the reciprocal sum and the background term scale as 1/Omega.
+        row[a] -= e_rec + e_const;
+    }
+    for (i, (pi, zi)) in pos.iter().zip(charges).enumerate() {
+        for (j, (pj, zj)) in pos.iter().zip(charges).enumerate() {
+            let d = [pi[0] - pj[0], pi[1] - pj[1], pi[2] - pj[2]];
+            for l in triples(nreal) {
+                if i == j && l == [0, 0, 0] {
+                    continue;
+                }
+                let lc = crystal.to_cartesian(&l.map(f64::from));
+                let rv = [d[0] + lc[0], d[1] + lc[1], d[2] + lc[2]];
+                let r = norm(&rv);
+                if r > rmax {
+                    continue;
+                }
+                // g(r) = erfc(eta r)/r, g'(r) = -erfc(eta r)/r^2 - 2 eta/sqrt(pi) e^{-eta^2 r^2}/r
+                let dg = -erfc(eta * r) / (r * r)
+                    - 2.0 * eta / PI.sqrt() * (-eta * eta * r * r).exp() / r;
+                let w = zi * zj * dg / r;
+                for c in 0..3 {
+                    forces[i][c] -= w * rv[c];
+                }
+                for a in 0..3 {
+                    for b in 0..3 {
+                        de[a][b] += 0.5 * w * rv[a] * rv[b];
+                    }
+                }
+            }
+        }
+    }
+    let stress = de.map(|row| row.map(|x| -x / omega));
+    (forces, stress)
 }
 
 /// Ewald energy with an explicit splitting parameter eta (1/bohr); the result is eta independent.
@@ -20,34 +126,25 @@ fn ewald_energy_with_eta(crystal: &Crystal, charges: &[f64], eta: f64) -> f64 {
     let omega = crystal.volume;
     let ztot: f64 = charges.iter().sum();
     let z2: f64 = charges.iter().map(|z| z * z).sum();
-    let tol: f64 = 1e-16;
-    // Reciprocal space: G^2/(4 eta^2) up to -ln(tol).
-    let gmax = 2.0 * eta * (-tol.ln()).sqrt();
-    let rmax = (-tol.ln()).sqrt() / eta;
-    let nrec = [0, 1, 2].map(|i| (gmax * norm(&crystal.lattice[i]) / (2.0 * PI)).ceil() as i32 + 1);
-    let nreal = [0, 1, 2].map(|i| (rmax * norm(&crystal.recip[i]) / (2.0 * PI)).ceil() as i32 + 1);
+    let (gmax, rmax, nrec, nreal) = ranges(crystal, eta);
 
     let mut recip_sum = 0.0;
-    for m0 in -nrec[0]..=nrec[0] {
-        for m1 in -nrec[1]..=nrec[1] {
-            for m2 in -nrec[2]..=nrec[2] {
-                if (m0, m1, m2) == (0, 0, 0) {
-                    continue;
-                }
-                let g = crystal.recip_to_cartesian(&[m0 as f64, m1 as f64, m2 as f64]);
-                let g2 = dot(&g, &g);
-                if g2 > gmax * gmax {
-                    continue;
-                }
-                let (mut re, mut im) = (0.0, 0.0);
-                for (p, z) in pos.iter().zip(charges) {
-                    let ph = dot(&g, p);
-                    re += z * ph.cos();
-                    im += z * ph.sin();
-                }
-                recip_sum += (re * re + im * im) * (-g2 / (4.0 * eta * eta)).exp() / g2;
-            }
+    for m in triples(nrec) {
+        if m == [0, 0, 0] {
+            continue;
         }
+        let g = crystal.recip_to_cartesian(&m.map(f64::from));
+        let g2 = dot(&g, &g);
+        if g2 > gmax * gmax {
+            continue;
+        }
+        let (mut re, mut im) = (0.0, 0.0);
+        for (p, z) in pos.iter().zip(charges) {
+            let ph = dot(&g, p);
+            re += z * ph.cos();
+            im += z * ph.sin();
+        }
+        recip_sum += (re * re + im * im) * (-g2 / (4.0 * eta * eta)).exp() / g2;
     }
     recip_sum *= 2.0 * PI / omega;
 
@@ -55,20 +152,16 @@ fn ewald_energy_with_eta(crystal: &Crystal, charges: &[f64], eta: f64) -> f64 {
     for (i, (pi, zi)) in pos.iter().zip(charges).enumerate() {
         for (j, (pj, zj)) in pos.iter().zip(charges).enumerate() {
             let d = [pi[0] - pj[0], pi[1] - pj[1], pi[2] - pj[2]];
-            for l0 in -nreal[0]..=nreal[0] {
-                for l1 in -nreal[1]..=nreal[1] {
-                    for l2 in -nreal[2]..=nreal[2] {
-                        if i == j && (l0, l1, l2) == (0, 0, 0) {
-                            continue;
-                        }
-                        let l = crystal.to_cartesian(&[l0 as f64, l1 as f64, l2 as f64]);
-                        let r = norm(&[d[0] + l[0], d[1] + l[1], d[2] + l[2]]);
-                        if r > rmax {
-                            continue;
-                        }
-                        real_sum += zi * zj * erfc(eta * r) / r;
-                    }
+            for l in triples(nreal) {
+                if i == j && l == [0, 0, 0] {
+                    continue;
                 }
+                let lc = crystal.to_cartesian(&l.map(f64::from));
+                let r = norm(&[d[0] + lc[0], d[1] + lc[1], d[2] + lc[2]]);
+                if r > rmax {
+                    continue;
+                }
+                real_sum += zi * zj * erfc(eta * r) / r;
             }
         }
     }
@@ -103,6 +196,74 @@ mod tests {
         for eta in [0.4, 0.8, 1.5] {
             let x = ewald_energy_with_eta(&c, &[4.0, 4.0], eta);
             assert!((x - e).abs() < 1e-11, "eta {eta}: {x} vs {e}");
+        }
+    }
+
+    fn displaced_cell() -> Crystal {
+        let lat = [[0.1, 5.13, 5.0], [5.2, 0.0, 5.13], [5.13, 5.1, -0.2]];
+        let atoms = vec![
+            Atom {
+                species: 0,
+                frac: [0.01, 0.02, -0.03],
+            },
+            Atom {
+                species: 0,
+                frac: [0.26, 0.23, 0.27],
+            },
+        ];
+        Crystal::new(lat, atoms).unwrap()
+    }
+
+    #[test]
+    fn forces_are_minus_the_energy_gradient() {
+        let c = displaced_cell();
+        let z = [4.0, 3.0];
+        let (f, _) = ewald_forces_stress(&c, &z);
+        let h = 1e-4;
+        for a in 0..2 {
+            for d in 0..3 {
+                let shifted = |s: f64| {
+                    let mut c2 = c.clone();
+                    let mut r = c2.to_cartesian(&c2.atoms[a].frac);
+                    r[d] += s;
+                    // back to fractional: x = B^T r / 2 pi
+                    c2.atoms[a].frac =
+                        [0, 1, 2].map(|i| dot(&c2.recip[i], &r) / (2.0 * std::f64::consts::PI));
+                    ewald_energy(&c2, &z)
+                };
+                let fd = -(shifted(h) - shifted(-h)) / (2.0 * h);
+                assert!(
+                    (fd - f[a][d]).abs() < 1e-7,
+                    "atom {a} dir {d}: {fd} vs {}",
+                    f[a][d]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn stress_is_the_strain_derivative() {
+        let c = displaced_cell();
+        let z = [4.0, 3.0];
+        let (_, sigma) = ewald_forces_stress(&c, &z);
+        let h = 1e-5;
+        for (a, b) in [(0, 0), (1, 2), (0, 1), (2, 2)] {
+            let strained = |s: f64| {
+                let mut eps = [[0.0; 3]; 3];
+                eps[a][b] += 0.5 * s;
+                eps[b][a] += 0.5 * s;
+                let lat = c.lattice.map(|row| {
+                    [0, 1, 2].map(|i| row[i] + (0..3).map(|j| eps[i][j] * row[j]).sum::<f64>())
+                });
+                ewald_energy(&Crystal::new(lat, c.atoms.clone()).unwrap(), &z)
+            };
+            let fd = -(strained(h) - strained(-h)) / (2.0 * h) / c.volume;
+            assert!(
+                (fd - sigma[a][b]).abs() < 1e-8,
+                "{a}{b}: {fd} vs {}",
+                sigma[a][b]
+            );
+            assert!((sigma[a][b] - sigma[b][a]).abs() < 1e-12);
         }
     }
 

@@ -21,3 +21,24 @@ pub fn potential_and_energy(basis: &Basis, rho_g: &[Complex64]) -> (Vec<Complex6
         .collect();
     (v, 0.5 * basis.volume * e)
 }
+
+/// Hartree stress (Ha/bohr^3, QE sign) for the total rho(G) with Hartree energy `e_h`:
+/// `sigma_ab = (E_H/Omega) delta_ab - 4 pi sum_{G != 0} |rho(G)|^2 G_a G_b / G^4`.
+pub fn stress(basis: &Basis, rho_g: &[Complex64], e_h: f64) -> [[f64; 3]; 3] {
+    let mut out = [[0.0; 3]; 3];
+    for ((r, &g2), g) in rho_g.iter().zip(&basis.rho_g2).zip(&basis.rho_g) {
+        if g2 < 1e-12 {
+            continue;
+        }
+        let w = 4.0 * PI * r.norm_sqr() / (g2 * g2);
+        for a in 0..3 {
+            for b in 0..3 {
+                out[a][b] -= w * g[a] * g[b];
+            }
+        }
+    }
+    for (a, row) in out.iter_mut().enumerate() {
+        row[a] += e_h / basis.volume;
+    }
+    out
+}

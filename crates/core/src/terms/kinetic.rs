@@ -16,3 +16,32 @@ pub fn band_energies<T: Scalar>(kpt: &Kpoint, psi: &Mat<T>) -> Vec<f64> {
         })
         .collect()
 }
+
+/// Adds the kinetic stress of one k-point, `(1/Omega) sum_n w_n sum_G |c_n(G)|^2 (k+G)_a (k+G)_b`
+/// (Ha/bohr^3, QE sign), for band weights `w_n` (k-point weight times occupation).
+pub fn add_stress<T: Scalar>(
+    kpt: &Kpoint,
+    psi: &Mat<T>,
+    weights: &[f64],
+    volume: f64,
+    out: &mut [[f64; 3]; 3],
+) {
+    // |c|^2 summed over the weighted bands, per band-vector component.
+    let mut dens = vec![0.0; kpt.dim()];
+    for (b, &w) in weights.iter().enumerate() {
+        if w == 0.0 {
+            continue;
+        }
+        for (d, x) in dens.iter_mut().zip(psi.col_as_slice(b)) {
+            *d += w * x.abs2();
+        }
+    }
+    for (i, d) in dens.iter().enumerate() {
+        let q = kpt.kpg[kpt.plane_wave_of_component(i)];
+        for a in 0..3 {
+            for b in 0..3 {
+                out[a][b] += d * q[a] * q[b] / volume;
+            }
+        }
+    }
+}

@@ -48,3 +48,33 @@ impl LocalPotential {
             * dv
     }
 }
+
+/// The local-potential form factor of species `s` at |G| = q (the alpha Z constant at q = 0).
+fn form_factor(model: &Model, s: usize, q: f64) -> f64 {
+    let p = &model.species[s].pseudo;
+    if q < 1e-12 {
+        p.local_fourier_g0()
+    } else {
+        p.local_fourier(q)
+    }
+}
+
+/// Forces (Ha/bohr) on the atoms from the local potential for the total density `rho_g`.
+pub fn forces(model: &Model, basis: &Basis, rho_g: &[Complex64]) -> Vec<[f64; 3]> {
+    super::structure_factor_forces(model, basis, rho_g, |s, q| form_factor(model, s, q))
+}
+
+/// Local-potential stress (Ha/bohr^3, QE sign) for the total density `rho_g` whose local energy
+/// is `e_loc`: `sigma = (1/Omega) [E_loc delta + sum_G Re(rho* S) v'(|G|) G G/|G|]`.
+pub fn stress(model: &Model, basis: &Basis, rho_g: &[Complex64], e_loc: f64) -> [[f64; 3]; 3] {
+    let shape =
+        super::structure_factor_strain(model, basis, rho_g, |s, q| form_factor(model, s, q));
+    let mut out = [[0.0; 3]; 3];
+    for a in 0..3 {
+        for b in 0..3 {
+            let diag = if a == b { e_loc } else { 0.0 };
+            out[a][b] = (diag + shape[a][b]) / basis.volume;
+        }
+    }
+    out
+}

@@ -20,59 +20,160 @@ pub struct KProjectors<T: BandScalar> {
     pub p: Mat<T>,
     /// nproj x nproj coupling matrix (Ha).
     pub d: Mat<T>,
+    /// The atom each projector column belongs to.
+    pub atom_of_column: Vec<usize>,
+}
+
+/// Which matrix of projector functions [`projector_matrices`] builds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Part {
+    /// The projectors themselves.
+    Value,
+    /// Their derivative with respect to a symmetric strain eps_ab at fixed fractional positions,
+    /// leaving out the -delta_ab/2 of the 1/sqrt(Omega) normalisation:
+    /// `-(q_b d/dq_a + q_a d/dq_b)/2` applied to the radial function times Y_lm (the phase
+    /// e^{-iq.tau} is strain invariant).
+    Strain(usize, usize),
+}
+
+/// Column layout of the projector matrix: (atom, projector index, m) per column.
+fn columns(model: &Model) -> Vec<(usize, usize, usize)> {
+    let mut cols = Vec::new();
+    for (a, atom) in model.crystal.atoms.iter().enumerate() {
+        let ps = &model.species[atom.species].pseudo;
+        for (i, pr) in ps.projectors.iter().enumerate() {
+            for m in 0..2 * pr.l + 1 {
+                cols.push((a, i, m));
+            }
+        }
+    }
+    cols
+}
+
+/// Cartesian gradient of the real spherical harmonics Y_lm(q/|q|) (central differences with a
+/// step 1e-5 |q|; the functions are smooth, the error is ~1e-10 relative).
+fn ylm_gradient(l: usize, q: [f64; 3], out: &mut [[f64; 7]; 3]) {
+    let h = 1e-5 * (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]).sqrt();
+    let (mut yp, mut ym) = ([0.0; 7], [0.0; 7]);
+    for (a, o) in out.iter_mut().enumerate() {
+        let mut qp = q;
+        let mut qm = q;
+        qp[a] += h;
+        qm[a] -= h;
+        real_ylm(l, qp, &mut yp);
+        real_ylm(l, qm, &mut ym);
+        for m in 0..2 * l + 1 {
+            o[m] = (yp[m] - ym[m]) / (2.0 * h);
+        }
+    }
+}
+
+/// The complex `npw x nproj` matrices of projector functions (or strain derivatives of them),
+/// one per requested part. Radial form factors (and their derivatives, when a strain part is
+/// asked for) are evaluated once per plane wave and projector for all parts.
+fn projector_matrices(
+    model: &Model,
+    kpt: &Kpoint,
+    volume: f64,
+    parts: &[Part],
+) -> Vec<Mat<Complex64>> {
+    let npw = kpt.npw();
+    let nproj = columns(model).len();
+    let mut out: Vec<Mat<Complex64>> = parts.iter().map(|_| Mat::zeros(npw, nproj)).collect();
+    let want_strain = parts.iter().any(|p| matches!(p, Part::Strain(..)));
+    let qs: Vec<f64> = kpt
+        .kpg
+        .iter()
+        .map(|g| (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt())
+        .collect();
+    // Radial form factors (and derivatives) once per species and projector, not per atom.
+    let tables: Vec<Vec<(Vec<f64>, Vec<f64>)>> = model
+        .species
+        .iter()
+        .map(|sp| {
+            let ps = &sp.pseudo;
+            (0..ps.projectors.len())
+                .map(|i| {
+                    let radial = ps.projector_fourier_many(i, &qs);
+                    let dradial: Vec<f64> = if want_strain {
+                        qs.iter()
+                            .map(|&q| {
+                                if q < 1e-10 {
+                                    0.0
+                                } else {
+                                    super::radial_derivative(|x| ps.projector_fourier(i, x), q)
+                                }
+                            })
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
+                    (radial, dradial)
+                })
+                .collect()
+        })
+        .collect();
+    let norm = 1.0 / volume.sqrt();
+    let mut col = 0;
+    let mut ylm = [0.0; 7];
+    let mut dylm = [[0.0; 7]; 3];
+    for atom in model.crystal.atoms.iter() {
+        let ps = &model.species[atom.species].pseudo;
+        let tau = model.crystal.to_cartesian(&atom.frac);
+        // Structure phase e^{-i(k+G).tau}.
+        let phase: Vec<Complex64> = kpt
+            .kpg
+            .iter()
+            .map(|g| Complex64::from_polar(1.0, -(g[0] * tau[0] + g[1] * tau[1] + g[2] * tau[2])))
+            .collect();
+        for (i, pr) in ps.projectors.iter().enumerate() {
+            let l = pr.l;
+            let (radial, dradial) = &tables[atom.species][i];
+            let il = Complex64::new(0.0, -1.0).powi(l as i32);
+            let first = col;
+            for (ig, g) in kpt.kpg.iter().enumerate() {
+                real_ylm(l, *g, &mut ylm);
+                let base = phase[ig] * il * norm;
+                let q = qs[ig];
+                if want_strain && q >= 1e-10 {
+                    ylm_gradient(l, *g, &mut dylm);
+                }
+                for (part, p) in parts.iter().zip(out.iter_mut()) {
+                    match *part {
+                        Part::Value => {
+                            for m in 0..2 * l + 1 {
+                                p[(ig, first + m)] = base * (radial[ig] * ylm[m]);
+                            }
+                        }
+                        Part::Strain(a, b) => {
+                            if q < 1e-10 {
+                                continue; // q_a = q_b = 0
+                            }
+                            for m in 0..2 * l + 1 {
+                                // d/dq_c [f(q) Y(q)] = f'(q) q_c/q Y + f dY/dq_c
+                                let d = |c: usize| {
+                                    dradial[ig] * g[c] / q * ylm[m] + radial[ig] * dylm[c][m]
+                                };
+                                let v = -0.5 * (g[b] * d(a) + g[a] * d(b));
+                                p[(ig, first + m)] = base * v;
+                            }
+                        }
+                    }
+                }
+            }
+            col += 2 * l + 1;
+        }
+    }
+    debug_assert_eq!(col, nproj);
+    out
 }
 
 impl<T: BandScalar> KProjectors<T> {
     /// Build the projectors of every atom of `model` at k-point `kpt`.
     pub fn new(model: &Model, kpt: &Kpoint, volume: f64) -> Self {
-        let npw = kpt.npw();
-        // Column layout: for each atom, for each projector i, for each m.
-        let mut cols: Vec<(usize, usize, usize)> = Vec::new(); // (atom, proj, m)
-        for (a, atom) in model.crystal.atoms.iter().enumerate() {
-            let ps = &model.species[atom.species].pseudo;
-            for (i, pr) in ps.projectors.iter().enumerate() {
-                for m in 0..2 * pr.l + 1 {
-                    cols.push((a, i, m));
-                }
-            }
-        }
+        let cols = columns(model);
         let nproj = cols.len();
-        let mut p = Mat::<Complex64>::zeros(npw, nproj);
-        let qs: Vec<f64> = kpt
-            .kpg
-            .iter()
-            .map(|g| (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt())
-            .collect();
-        let norm = 1.0 / volume.sqrt();
-        let mut col = 0;
-        let mut ylm = vec![0.0; 7];
-        for atom in model.crystal.atoms.iter() {
-            let ps = &model.species[atom.species].pseudo;
-            let tau = model.crystal.to_cartesian(&atom.frac);
-            // Structure phase e^{-i(k+G).tau}.
-            let phase: Vec<Complex64> = kpt
-                .kpg
-                .iter()
-                .map(|g| {
-                    Complex64::from_polar(1.0, -(g[0] * tau[0] + g[1] * tau[1] + g[2] * tau[2]))
-                })
-                .collect();
-            for (i, pr) in ps.projectors.iter().enumerate() {
-                let l = pr.l;
-                let radial = ps.projector_fourier_many(i, &qs);
-                let il = Complex64::new(0.0, -1.0).powi(l as i32);
-                let first = col;
-                for (ig, g) in kpt.kpg.iter().enumerate() {
-                    real_ylm(l, *g, &mut ylm);
-                    let base = phase[ig] * il * (radial[ig] * norm);
-                    for m in 0..2 * l + 1 {
-                        p[(ig, first + m)] = base * ylm[m];
-                    }
-                }
-                col += 2 * l + 1;
-            }
-        }
-        debug_assert_eq!(col, nproj);
+        let p = projector_matrices(model, kpt, volume, &[Part::Value]).remove(0);
         let mut d = Mat::<T>::zeros(nproj, nproj);
         for (c1, &(a1, i1, m1)) in cols.iter().enumerate() {
             for (c2, &(a2, i2, m2)) in cols.iter().enumerate() {
@@ -87,7 +188,76 @@ impl<T: BandScalar> KProjectors<T> {
         Self {
             p: T::from_plane_waves(kpt, &p),
             d,
+            atom_of_column: cols.iter().map(|c| c.0).collect(),
         }
+    }
+
+    /// `D C` with `C = P^H psi`, and the nonlocal energy `sum_n w_n <psi_n|V_nl|psi_n>`.
+    fn coefficients(&self, psi: MatRef<'_, T>, weights: &[f64]) -> (Mat<T>, f64) {
+        let c = overlap(self.p.as_ref(), psi);
+        let dc = matmul(self.d.as_ref(), c.as_ref());
+        let e = contract(&c, &dc, weights).iter().sum::<f64>() / 2.0;
+        (dc, e)
+    }
+
+    /// Nonlocal forces `-dE_nl/dtau` (Ha/bohr, per atom) of one k-point for the band block
+    /// `psi` with band weights `w_n` (k weight times occupation), from dP/dtau = -i(k+G) P.
+    pub fn forces(
+        &self,
+        model: &Model,
+        kpt: &Kpoint,
+        volume: f64,
+        psi: MatRef<'_, T>,
+        weights: &[f64],
+    ) -> Vec<[f64; 3]> {
+        let mut forces = vec![[0.0; 3]; model.crystal.atoms.len()];
+        if self.nproj() == 0 {
+            return forces;
+        }
+        let (dc, _) = self.coefficients(psi, weights);
+        let p = projector_matrices(model, kpt, volume, &[Part::Value]).remove(0);
+        for dir in 0..3 {
+            let dp = Mat::<Complex64>::from_fn(p.nrows(), p.ncols(), |ig, j| {
+                Complex64::new(0.0, -kpt.kpg[ig][dir]) * p[(ig, j)]
+            });
+            let dpc = overlap(T::from_plane_waves(kpt, &dp).as_ref(), psi);
+            for (i, v) in contract(&dpc, &dc, weights).into_iter().enumerate() {
+                forces[self.atom_of_column[i]][dir] -= v;
+            }
+        }
+        forces
+    }
+
+    /// Strain derivative `dE_nl/d eps_ab` (Ha) of one k-point (same arguments as
+    /// [`Self::forces`]), including the -delta_ab E_nl of the projectors' 1/sqrt(Omega).
+    pub fn strain_derivative(
+        &self,
+        model: &Model,
+        kpt: &Kpoint,
+        volume: f64,
+        psi: MatRef<'_, T>,
+        weights: &[f64],
+    ) -> [[f64; 3]; 3] {
+        let mut de = [[0.0; 3]; 3];
+        if self.nproj() == 0 {
+            return de;
+        }
+        let (dc, e_nl) = self.coefficients(psi, weights);
+        let pairs: Vec<(usize, usize)> = (0..3).flat_map(|a| (a..3).map(move |b| (a, b))).collect();
+        let parts: Vec<Part> = pairs.iter().map(|&(a, b)| Part::Strain(a, b)).collect();
+        let mats = projector_matrices(model, kpt, volume, &parts);
+        for (&(a, b), dp) in pairs.iter().zip(&mats) {
+            let dpc = overlap(T::from_plane_waves(kpt, dp).as_ref(), psi);
+            let v: f64 = contract(&dpc, &dc, weights).iter().sum();
+            de[a][b] += v;
+            if a != b {
+                de[b][a] += v;
+            }
+        }
+        for (a, row) in de.iter_mut().enumerate() {
+            row[a] -= e_nl;
+        }
+        de
     }
 
     /// Number of projector functions.
@@ -121,4 +291,18 @@ impl<T: BandScalar> KProjectors<T> {
             })
             .collect()
     }
+}
+
+/// Per projector column i: `sum_n w_n 2 Re(conj(X[i,n]) DC[i,n])` (the first-order change of the
+/// nonlocal energy when the projectors change by X's projectors).
+fn contract<T: BandScalar>(x: &Mat<T>, dc: &Mat<T>, weights: &[f64]) -> Vec<f64> {
+    (0..x.nrows())
+        .map(|i| {
+            weights
+                .iter()
+                .enumerate()
+                .map(|(n, w)| 2.0 * w * (x[(i, n)].cj() * dc[(i, n)]).real())
+                .sum()
+        })
+        .collect()
 }

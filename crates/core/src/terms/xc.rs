@@ -16,6 +16,9 @@ pub struct XcResult {
     pub energy: f64,
     /// v_xc for each spin channel.
     pub potential: Vec<Vec<f64>>,
+    /// GGA only (zero for LDA): `int sum_st c_st d_a rho_s d_b rho_t dr` with `c = 2 de/d sigma_ss`
+    /// on the diagonal and `de/d sigma_ud` off it: the gradient part of the XC strain derivative.
+    pub gradient_tensor: [[f64; 3]; 3],
 }
 
 /// Gradient (3 Cartesian components on the grid) of a field given on the density sphere.
@@ -59,6 +62,7 @@ pub fn compute(
         return XcResult {
             energy,
             potential: out.vrho,
+            gradient_tensor: [[0.0; 3]; 3],
         };
     }
     let grads: Vec<[Vec<f64>; 3]> = rho_g.iter().map(|g| gradient(basis, g)).collect();
@@ -80,6 +84,24 @@ pub fn compute(
     let sig: Vec<&[f64]> = sigma.iter().map(|s| s.as_slice()).collect();
     let out = evaluate(functional, &rho, &sig);
     let energy = out.e.iter().sum::<f64>() * dv;
+    let mut gradient_tensor = [[0.0; 3]; 3];
+    for (a, row) in gradient_tensor.iter_mut().enumerate() {
+        for (b, t) in row.iter_mut().enumerate() {
+            let pair = |s: usize, u: usize, v: &[f64]| -> f64 {
+                (0..n)
+                    .map(|i| v[i] * grads[s][a][i] * grads[u][b][i])
+                    .sum::<f64>()
+            };
+            *t = if nspin == 1 {
+                2.0 * pair(0, 0, &out.vsigma[0])
+            } else {
+                2.0 * pair(0, 0, &out.vsigma[0])
+                    + pair(0, 1, &out.vsigma[1])
+                    + pair(1, 0, &out.vsigma[1])
+                    + 2.0 * pair(1, 1, &out.vsigma[2])
+            } * dv;
+        }
+    }
     let mut potential = out.vrho;
     for s in 0..nspin {
         // h_s = sum_t c_st grad rho_t with c = 2 v_ss and v_ud for the cross term.
@@ -104,5 +126,9 @@ pub fn compute(
             *v -= d;
         }
     }
-    XcResult { energy, potential }
+    XcResult {
+        energy,
+        potential,
+        gradient_tensor,
+    }
 }
