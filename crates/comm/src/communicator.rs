@@ -1,9 +1,26 @@
-//! The `Communicator` trait: the collective operations planewave's algorithms need.
+//! The `Communicator` trait: the operations planewave's distributed algorithms need.
 //!
-//! Reductions are in place and deterministic for a given layout; every call carries the
-//! [`CommClass`] of the parallel level it serves so that back ends can time it per level.
+//! Contract:
+//! - The trait is object safe (`Arc<dyn Communicator>`): its required methods move type-erased
+//!   buffers ([`Slice`], [`SliceMut`], [`Payload`]); the typed, generic forms live in
+//!   [`CommExt`](crate::CommExt), implemented for every communicator.
+//! - Collectives must be called by every rank of the group in the same order, with consistent
+//!   arguments (counts, roots). Reductions are deterministic for a given group: every rank
+//!   gets the same bits.
+//! - Every call carries the [`CommClass`] of the parallel level it serves and is recorded in
+//!   the rank's [`Stats`].
+//! - Counts are in elements. `gatherv`/`scatterv`/`alltoallv` blocks are contiguous and in rank
+//!   order (displacements are the prefix sums of the counts).
+//! - Failure: a communicator never returns an error from a collective. When a peer has failed
+//!   the call does not return: the `Threads` back end unwinds every rank and reports the first
+//!   failure to the caller of `Threads::run`, the MPI back end aborts the job. [`Communicator::fail`]
+//!   is how a rank reports its own unrecoverable error.
 
+use crate::element::{Kind, Payload, ReduceOp, Slice, SliceMut};
+use crate::request::Request;
+use crate::stats::Stats;
 use num_complex::Complex64;
+use std::sync::Arc;
 
 /// Which level of the parallel grid a collective serves (used for timing reports).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -18,22 +35,171 @@ pub enum CommClass {
     Other,
 }
 
-/// A group of cooperating ranks.
+impl CommClass {
+    /// All classes, in report order.
+    pub const ALL: [CommClass; 4] = [
+        CommClass::Kpoint,
+        CommClass::Band,
+        CommClass::GVector,
+        CommClass::Other,
+    ];
+    /// Index into [`CommClass::ALL`].
+    pub fn index(self) -> usize {
+        match self {
+            CommClass::Kpoint => 0,
+            CommClass::Band => 1,
+            CommClass::GVector => 2,
+            CommClass::Other => 3,
+        }
+    }
+    /// Short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            CommClass::Kpoint => "k",
+            CommClass::Band => "band",
+            CommClass::GVector => "G",
+            CommClass::Other => "other",
+        }
+    }
+}
+
+/// A group of cooperating ranks (object-safe core; see [`CommExt`](crate::CommExt) for the
+/// typed helpers).
 pub trait Communicator: Send + Sync {
     /// This rank's index in the group, `0..size()`.
     fn rank(&self) -> usize;
     /// Number of ranks in the group.
     fn size(&self) -> usize;
+    /// Name of the back end ("solo", "threads", "mpi").
+    fn backend(&self) -> &'static str;
+    /// The statistics this rank records into (shared with split communicators).
+    fn stats(&self) -> Arc<Stats>;
+
     /// Wait until every rank has arrived.
     fn barrier(&self, class: CommClass);
-    /// Element-wise sum over all ranks, result on every rank.
-    fn allreduce_sum_f64(&self, data: &mut [f64], class: CommClass);
-    /// Element-wise complex sum over all ranks, result on every rank.
-    fn allreduce_sum_c64(&self, data: &mut [Complex64], class: CommClass);
-    /// Element-wise maximum over all ranks, result on every rank.
-    fn allreduce_max_f64(&self, data: &mut [f64], class: CommClass);
     /// Copy `data` of rank `root` to every rank.
-    fn broadcast_f64(&self, data: &mut [f64], root: usize, class: CommClass);
+    fn broadcast_raw(&self, data: SliceMut<'_>, root: usize, class: CommClass);
+    /// Element-wise reduction over all ranks, result on every rank (in place).
+    fn allreduce_raw(&self, data: SliceMut<'_>, op: ReduceOp, class: CommClass);
+    /// Element-wise reduction over all ranks, result in `data` of `root` (other ranks' `data`
+    /// is left unchanged).
+    fn reduce_raw(&self, data: SliceMut<'_>, op: ReduceOp, root: usize, class: CommClass);
+    /// Gather blocks of `counts[r]` elements from every rank `r` into `recv` of `root`
+    /// (`recv` is ignored elsewhere and may be empty).
+    fn gatherv_raw(
+        &self,
+        send: Slice<'_>,
+        recv: SliceMut<'_>,
+        counts: &[usize],
+        root: usize,
+        class: CommClass,
+    );
+    /// Gather blocks of `counts[r]` elements from every rank `r` into `recv` of every rank.
+    fn allgatherv_raw(
+        &self,
+        send: Slice<'_>,
+        recv: SliceMut<'_>,
+        counts: &[usize],
+        class: CommClass,
+    );
+    /// Scatter block `r` (of `counts[r]` elements) of `send` on `root` to rank `r`'s `recv`.
+    fn scatterv_raw(
+        &self,
+        send: Slice<'_>,
+        counts: &[usize],
+        recv: SliceMut<'_>,
+        root: usize,
+        class: CommClass,
+    );
+    /// Native all-to-all-v: block `d` of `send` (`send_counts[d]` elements) goes to rank `d`,
+    /// block `s` of `recv` (`recv_counts[s]` elements) comes from rank `s`.
+    fn alltoallv_raw(
+        &self,
+        send: Slice<'_>,
+        send_counts: &[usize],
+        recv: SliceMut<'_>,
+        recv_counts: &[usize],
+        class: CommClass,
+    );
+    /// Non-blocking all-to-all-v: start the exchange, run `overlap` while it is in flight,
+    /// then wait for it. The default has no overlap.
+    fn alltoallv_overlap_raw(
+        &self,
+        send: Slice<'_>,
+        send_counts: &[usize],
+        recv: SliceMut<'_>,
+        recv_counts: &[usize],
+        overlap: &mut dyn FnMut(),
+        class: CommClass,
+    ) {
+        overlap();
+        self.alltoallv_raw(send, send_counts, recv, recv_counts, class);
+    }
+    /// Native reduce-scatter: `send` holds `size()` blocks of `counts[r]` elements; block `r`
+    /// reduced over all ranks lands in `recv` of rank `r`.
+    fn reduce_scatter_raw(
+        &self,
+        send: Slice<'_>,
+        recv: SliceMut<'_>,
+        counts: &[usize],
+        op: ReduceOp,
+        class: CommClass,
+    );
+    /// Blocking send to `dest` (may return before the message is received).
+    fn send_raw(&self, data: Slice<'_>, dest: usize, tag: u32, class: CommClass);
+    /// Blocking receive of exactly `data.len()` elements from `src`.
+    fn recv_raw(&self, data: SliceMut<'_>, src: usize, tag: u32, class: CommClass);
+    /// Post every send and receive at once (non-blocking), then wait for all of them.
+    /// Messages between one pair with one tag are matched in order.
+    fn exchange_raw(
+        &self,
+        sends: &[(usize, Slice<'_>)],
+        recvs: &mut [(usize, SliceMut<'_>)],
+        tag: u32,
+        class: CommClass,
+    );
+    /// Non-blocking send of an owned buffer; complete it with [`Request::wait`].
+    fn isend_raw(&self, data: Payload, dest: usize, tag: u32, class: CommClass) -> Request;
+    /// Non-blocking receive of `count` elements of `kind`; [`Request::wait`] returns them.
+    fn irecv_raw(
+        &self,
+        kind: Kind,
+        count: usize,
+        src: usize,
+        tag: u32,
+        class: CommClass,
+    ) -> Request;
+    /// Split into sub-groups: ranks with the same `color` form a group, ordered by `(key,
+    /// rank)`; `None` (MPI_UNDEFINED) takes part but gets no group. Collective.
+    fn split(&self, color: Option<u32>, key: i64) -> Option<Arc<dyn Communicator>>;
+    /// Split into groups of ranks that share memory (one group per node). Collective.
+    fn split_shared(&self) -> Arc<dyn Communicator>;
+    /// End the whole run because of this rank's unrecoverable error: `Threads` panics (the
+    /// panic reaches `Threads::run`), MPI prints the message and aborts every rank with a
+    /// non-zero exit code.
+    fn fail(&self, message: &str) -> !;
+    /// Like [`fail`](Communicator::fail), for an error every rank of this group reached at the
+    /// same point: the message is printed once (by rank 0).
+    fn fail_collective(&self, message: &str) -> ! {
+        self.fail(message)
+    }
+
+    /// Element-wise sum over all ranks, result on every rank.
+    fn allreduce_sum_f64(&self, data: &mut [f64], class: CommClass) {
+        self.allreduce_raw(SliceMut::F64(data), ReduceOp::Sum, class)
+    }
+    /// Element-wise complex sum over all ranks, result on every rank.
+    fn allreduce_sum_c64(&self, data: &mut [Complex64], class: CommClass) {
+        self.allreduce_raw(SliceMut::C64(data), ReduceOp::Sum, class)
+    }
+    /// Element-wise maximum over all ranks, result on every rank.
+    fn allreduce_max_f64(&self, data: &mut [f64], class: CommClass) {
+        self.allreduce_raw(SliceMut::F64(data), ReduceOp::Max, class)
+    }
+    /// Copy `data` of rank `root` to every rank.
+    fn broadcast_f64(&self, data: &mut [f64], root: usize, class: CommClass) {
+        self.broadcast_raw(SliceMut::F64(data), root, class)
+    }
     /// True on rank 0 (the rank that prints and writes files).
     fn is_root(&self) -> bool {
         self.rank() == 0

@@ -1,0 +1,595 @@
+//! `Mpi`: the MPI back end on rsmpi (cargo feature `mpi`).
+//!
+//! Contract:
+//! - [`Mpi::init`] initialises MPI (asking for `MPI_THREAD_MULTIPLE`) and returns an
+//!   [`MpiUniverse`]; keep it alive for the whole run (dropping it finalises MPI) and drop
+//!   every communicator before it.
+//! - Every [`Communicator`] operation maps onto the matching MPI call: `MPI_Allreduce`,
+//!   `MPI_Reduce`, `MPI_Bcast`, `MPI_Gatherv`, `MPI_Allgatherv`, `MPI_Scatterv`,
+//!   `MPI_Alltoallv`, `MPI_Ialltoallv` (overlap), `MPI_Reduce_scatter_block` (equal counts;
+//!   uneven counts use `MPI_Reduce` + `MPI_Scatterv`), `MPI_Send`/`MPI_Recv`,
+//!   `MPI_Isend`/`MPI_Irecv` + wait, `MPI_Comm_split` and `MPI_Comm_split_type(SHARED)`.
+//!   In-place reductions go through a copy of the buffer (rsmpi has no `MPI_IN_PLACE`).
+//! - Errors: [`Communicator::fail`] prints the message (prefixed by the rank) and calls
+//!   `MPI_Abort` with exit code 1, which ends every rank; [`Communicator::fail_collective`]
+//!   prints it once, from rank 0. A panic on any rank should be routed to `fail` by the
+//!   program (see [`install_abort_on_panic`]).
+//! - Threads: when MPI grants `MPI_THREAD_MULTIPLE` calls go straight through; otherwise (at
+//!   least `MPI_THREAD_SERIALIZED` is required) every MPI call is serialised by a process-wide
+//!   lock, which is what makes the handles `Send + Sync`.
+
+use crate::communicator::{CommClass, Communicator};
+use crate::element::{displacements, Element, Kind, Payload, ReduceOp, Slice, SliceMut};
+use crate::request::{Pending, Request};
+use crate::stats::Stats;
+use mpi::collective::SystemOperation;
+use mpi::datatype::{Equivalence, Partition, PartitionMut};
+use mpi::request::StaticScope;
+use mpi::topology::Communicator as _;
+use mpi::topology::{Color, SimpleCommunicator};
+use mpi::traits::*;
+use mpi::Count;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Whether every MPI call must take [`LOCK`] (threading level below `MULTIPLE`).
+static SERIALIZE: OnceLock<bool> = OnceLock::new();
+static LOCK: Mutex<()> = Mutex::new(());
+
+fn guard() -> Option<MutexGuard<'static, ()>> {
+    if *SERIALIZE.get().unwrap_or(&true) {
+        Some(LOCK.lock().unwrap_or_else(|e| e.into_inner()))
+    } else {
+        None
+    }
+}
+
+/// The MPI environment; finalises MPI when dropped.
+pub struct MpiUniverse {
+    universe: mpi::environment::Universe,
+    world: Arc<Mpi>,
+}
+
+impl MpiUniverse {
+    /// The world communicator.
+    pub fn world(&self) -> Arc<Mpi> {
+        self.world.clone()
+    }
+    /// The underlying rsmpi universe.
+    pub fn universe(&self) -> &mpi::environment::Universe {
+        &self.universe
+    }
+}
+
+/// One rank's handle on an MPI communicator.
+pub struct Mpi {
+    comm: SimpleCommunicator,
+    rank: usize,
+    size: usize,
+    stats: Arc<Stats>,
+}
+
+// SAFETY: `SimpleCommunicator` is a handle (an `MPI_Comm`, a pointer into the MPI library) that
+// rsmpi does not mark `Send`/`Sync` because the MPI library may not be thread-safe. `Mpi::init`
+// requests `MPI_THREAD_MULTIPLE`; when it is granted, the MPI standard (§12.4) allows any
+// thread to call MPI on any communicator concurrently. When it is not granted, `init` requires
+// at least `MPI_THREAD_SERIALIZED` and sets `SERIALIZE`, and then every MPI call made through
+// `Mpi` holds the process-wide `LOCK` (see `guard()`), so no two threads call MPI at the same
+// time, which is exactly what SERIALIZED permits. The handle itself is never mutated after
+// construction. Hence sharing and sending `Mpi` between threads cannot cause a data race.
+unsafe impl Send for Mpi {}
+// SAFETY: see the `Send` impl above.
+unsafe impl Sync for Mpi {}
+
+impl Mpi {
+    /// Initialise MPI. Fails when MPI was already initialised or grants less than
+    /// `MPI_THREAD_SERIALIZED`.
+    pub fn init() -> Result<MpiUniverse, String> {
+        let (universe, level) = mpi::initialize_with_threading(mpi::Threading::Multiple)
+            .ok_or_else(|| "MPI is already initialised".to_string())?;
+        if level < mpi::Threading::Serialized {
+            return Err(format!(
+                "the MPI library grants only {level:?} thread support (SERIALIZED needed)"
+            ));
+        }
+        let _ = SERIALIZE.set(level < mpi::Threading::Multiple);
+        let world = Arc::new(Mpi::wrap(universe.world(), Arc::new(Stats::new())));
+        Ok(MpiUniverse { universe, world })
+    }
+
+    fn wrap(comm: SimpleCommunicator, stats: Arc<Stats>) -> Mpi {
+        let rank = comm.rank() as usize;
+        let size = comm.size() as usize;
+        Mpi {
+            comm,
+            rank,
+            size,
+            stats,
+        }
+    }
+
+    /// The rsmpi communicator.
+    pub fn raw(&self) -> &SimpleCommunicator {
+        &self.comm
+    }
+
+    fn timed<R>(&self, class: CommClass, bytes: usize, f: impl FnOnce() -> R) -> R {
+        let t0 = Instant::now();
+        let r = {
+            let _g = guard();
+            f()
+        };
+        self.stats
+            .record(class, bytes, t0.elapsed(), Duration::ZERO);
+        r
+    }
+
+    fn proc(&self, r: usize) -> mpi::topology::Process<'_> {
+        assert!(
+            r < self.size,
+            "planewave-comm: rank {r} out of range ({} ranks)",
+            self.size
+        );
+        self.comm.process_at_rank(r as i32)
+    }
+}
+
+fn op_of(op: ReduceOp, kind: Kind) -> SystemOperation {
+    match op {
+        ReduceOp::Sum => SystemOperation::sum(),
+        _ if kind == Kind::C64 => {
+            panic!("planewave-comm: {op:?} is not defined for complex numbers")
+        }
+        ReduceOp::Max => SystemOperation::max(),
+        ReduceOp::Min => SystemOperation::min(),
+    }
+}
+
+fn counts_of(c: &[usize]) -> Vec<Count> {
+    c.iter()
+        .map(|&x| Count::try_from(x).expect("planewave-comm: count exceeds MPI's int range"))
+        .collect()
+}
+
+fn displs_of(c: &[usize]) -> Vec<Count> {
+    counts_of(&displacements(c))
+}
+
+trait Mpt: Element + Equivalence {}
+impl<T: Element + Equivalence> Mpt for T {}
+
+impl Mpi {
+    fn allreduce_t<T: Mpt>(&self, d: &mut [T], op: SystemOperation) {
+        let send = d.to_vec();
+        self.comm.all_reduce_into(&send[..], d, op);
+    }
+    fn reduce_t<T: Mpt>(&self, d: &mut [T], op: SystemOperation, root: usize) {
+        let send = d.to_vec();
+        if self.rank == root {
+            self.proc(root).reduce_into_root(&send[..], d, op);
+        } else {
+            self.proc(root).reduce_into(&send[..], op);
+        }
+    }
+    fn gatherv_t<T: Mpt>(&self, s: &[T], r: &mut [T], counts: &[usize], root: usize) {
+        if self.rank == root {
+            let (c, d) = (counts_of(counts), displs_of(counts));
+            let mut p = PartitionMut::new(r, c, d);
+            self.proc(root).gather_varcount_into_root(s, &mut p);
+        } else {
+            self.proc(root).gather_varcount_into(s);
+        }
+    }
+    fn allgatherv_t<T: Mpt>(&self, s: &[T], r: &mut [T], counts: &[usize]) {
+        let (c, d) = (counts_of(counts), displs_of(counts));
+        let mut p = PartitionMut::new(r, c, d);
+        self.comm.all_gather_varcount_into(s, &mut p);
+    }
+    fn scatterv_t<T: Mpt>(&self, s: &[T], counts: &[usize], r: &mut [T], root: usize) {
+        if self.rank == root {
+            let (c, d) = (counts_of(counts), displs_of(counts));
+            let p = Partition::new(s, c, d);
+            self.proc(root).scatter_varcount_into_root(&p, r);
+        } else {
+            self.proc(root).scatter_varcount_into(r);
+        }
+    }
+    fn alltoallv_t<T: Mpt>(&self, s: &[T], sc: &[usize], r: &mut [T], rc: &[usize]) {
+        let sp = Partition::new(s, counts_of(sc), displs_of(sc));
+        let mut rp = PartitionMut::new(r, counts_of(rc), displs_of(rc));
+        self.comm.all_to_all_varcount_into(&sp, &mut rp);
+    }
+    fn alltoallv_overlap_t<T: Mpt>(
+        &self,
+        s: &[T],
+        sc: &[usize],
+        r: &mut [T],
+        rc: &[usize],
+        overlap: &mut dyn FnMut(),
+    ) {
+        let sp = Partition::new(s, counts_of(sc), displs_of(sc));
+        let mut rp = PartitionMut::new(r, counts_of(rc), displs_of(rc));
+        mpi::request::scope(|scope| {
+            let req = {
+                let _g = guard();
+                self.comm
+                    .immediate_all_to_all_varcount_into(scope, &sp, &mut rp)
+            };
+            overlap();
+            let _g = guard();
+            req.wait();
+        });
+    }
+    fn reduce_scatter_t<T: Mpt>(
+        &self,
+        s: &[T],
+        r: &mut [T],
+        counts: &[usize],
+        op: SystemOperation,
+    ) {
+        if counts.iter().all(|&c| c == counts[0]) {
+            self.comm.reduce_scatter_block_into(s, r, op);
+        } else {
+            let mut all = s.to_vec();
+            self.reduce_t(&mut all, op, 0);
+            self.scatterv_t(&all, counts, r, 0);
+        }
+    }
+    fn exchange_t(
+        &self,
+        sends: &[(usize, Slice<'_>)],
+        recvs: &mut [(usize, SliceMut<'_>)],
+        tag: i32,
+    ) {
+        mpi::request::scope(|scope| {
+            let mut waits: Vec<Box<dyn FnOnce() + '_>> = Vec::new();
+            for (src, buf) in recvs.iter_mut() {
+                let p = self.proc(*src);
+                crate::with_typed!(SliceMut, buf, b => {
+                    let req = p.immediate_receive_into_with_tag(scope, &mut **b, tag);
+                    waits.push(Box::new(move || { req.wait(); }));
+                });
+            }
+            for (dest, buf) in sends.iter() {
+                let p = self.proc(*dest);
+                crate::with_typed!(Slice, buf, b => {
+                    let req = p.immediate_send_with_tag(scope, *b, tag);
+                    waits.push(Box::new(move || { req.wait(); }));
+                });
+            }
+            for w in waits {
+                w();
+            }
+        });
+    }
+}
+
+/// An `MPI_Isend`/`MPI_Irecv` on a buffer owned by the request.
+struct MpiPending<T: Mpt> {
+    req: Option<mpi::request::Request<'static, [T], StaticScope>>,
+    /// The buffer, from `Box::into_raw`; only the MPI request refers to it until completion.
+    buf: *mut [T],
+    receive: bool,
+}
+
+impl<T: Mpt> MpiPending<T> {
+    fn send(data: Vec<T>, dest: mpi::topology::Process<'_>, tag: i32) -> Self {
+        let buf = Box::into_raw(data.into_boxed_slice());
+        // SAFETY: `buf` comes from `Box::into_raw`, so it is valid, aligned and uniquely owned
+        // by this struct. The shared reference handed to MPI is the only use of the buffer
+        // until the request completes (in `finish` or `drop`), after which the box is rebuilt
+        // from the same raw pointer exactly once. If the request is never completed (a panic
+        // unwinding past it) the buffer is leaked, never freed while MPI may still read it.
+        let view: &'static [T] = unsafe { &*buf };
+        let req = dest.immediate_send_with_tag(StaticScope, view, tag);
+        MpiPending {
+            req: Some(req),
+            buf,
+            receive: false,
+        }
+    }
+
+    fn recv(count: usize, src: mpi::topology::Process<'_>, tag: i32) -> Self {
+        let buf = Box::into_raw(vec![T::default(); count].into_boxed_slice());
+        // SAFETY: as in `send`; the mutable reference given to MPI is the only access to the
+        // buffer until the request completes, and the box is rebuilt only afterwards.
+        let view: &'static mut [T] = unsafe { &mut *buf };
+        let req = src.immediate_receive_into_with_tag(StaticScope, view, tag);
+        MpiPending {
+            req: Some(req),
+            buf,
+            receive: true,
+        }
+    }
+
+    fn finish(&mut self) -> Option<Vec<T>> {
+        let req = self.req.take()?;
+        {
+            let _g = guard();
+            req.wait();
+        }
+        // SAFETY: the request is complete, so MPI no longer accesses the buffer; `buf` is the
+        // pointer from `Box::into_raw` and `req` (the only other reference) was consumed by
+        // `wait`; `req` is now `None`, so this runs once.
+        let data = unsafe { Box::from_raw(self.buf) }.into_vec();
+        Some(data)
+    }
+}
+
+impl<T: Mpt> Pending for MpiPending<T> {
+    fn complete(mut self: Box<Self>) -> Option<Payload> {
+        let receive = self.receive;
+        let data = self.finish()?;
+        receive.then(|| T::into_payload(data))
+    }
+}
+
+impl<T: Mpt> Drop for MpiPending<T> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            // Leak the buffer rather than wait during unwinding (the job is aborting).
+            if let Some(r) = self.req.take() {
+                std::mem::forget(r);
+            }
+        } else {
+            self.finish();
+        }
+    }
+}
+
+impl Communicator for Mpi {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn size(&self) -> usize {
+        self.size
+    }
+    fn backend(&self) -> &'static str {
+        "mpi"
+    }
+    fn stats(&self) -> Arc<Stats> {
+        self.stats.clone()
+    }
+    fn barrier(&self, class: CommClass) {
+        self.timed(class, 0, || self.comm.barrier())
+    }
+    fn broadcast_raw(&self, data: SliceMut<'_>, root: usize, class: CommClass) {
+        self.timed(class, data.bytes(), || {
+            let p = self.proc(root);
+            crate::with_typed!(SliceMut, data, d => p.broadcast_into(d))
+        })
+    }
+    fn allreduce_raw(&self, data: SliceMut<'_>, op: ReduceOp, class: CommClass) {
+        let o = op_of(op, data.kind());
+        self.timed(
+            class,
+            data.bytes(),
+            || crate::with_typed!(SliceMut, data, d => self.allreduce_t(d, o)),
+        )
+    }
+    fn reduce_raw(&self, data: SliceMut<'_>, op: ReduceOp, root: usize, class: CommClass) {
+        let o = op_of(op, data.kind());
+        self.timed(
+            class,
+            data.bytes(),
+            || crate::with_typed!(SliceMut, data, d => self.reduce_t(d, o, root)),
+        )
+    }
+    fn gatherv_raw(
+        &self,
+        send: Slice<'_>,
+        recv: SliceMut<'_>,
+        counts: &[usize],
+        root: usize,
+        class: CommClass,
+    ) {
+        assert_eq!(
+            counts.len(),
+            self.size,
+            "planewave-comm: need one count per rank"
+        );
+        self.timed(
+            class,
+            send.bytes(),
+            || crate::with_pair!(send, recv, (s, r) => self.gatherv_t(s, r, counts, root)),
+        )
+    }
+    fn allgatherv_raw(
+        &self,
+        send: Slice<'_>,
+        recv: SliceMut<'_>,
+        counts: &[usize],
+        class: CommClass,
+    ) {
+        assert_eq!(
+            counts.len(),
+            self.size,
+            "planewave-comm: need one count per rank"
+        );
+        self.timed(
+            class,
+            send.bytes(),
+            || crate::with_pair!(send, recv, (s, r) => self.allgatherv_t(s, r, counts)),
+        )
+    }
+    fn scatterv_raw(
+        &self,
+        send: Slice<'_>,
+        counts: &[usize],
+        recv: SliceMut<'_>,
+        root: usize,
+        class: CommClass,
+    ) {
+        assert_eq!(
+            counts.len(),
+            self.size,
+            "planewave-comm: need one count per rank"
+        );
+        let bytes = if self.rank == root { send.bytes() } else { 0 };
+        self.timed(
+            class,
+            bytes,
+            || crate::with_pair!(send, recv, (s, r) => self.scatterv_t(s, counts, r, root)),
+        )
+    }
+    fn alltoallv_raw(
+        &self,
+        send: Slice<'_>,
+        send_counts: &[usize],
+        recv: SliceMut<'_>,
+        recv_counts: &[usize],
+        class: CommClass,
+    ) {
+        self.timed(class, send.bytes(), || {
+            crate::with_pair!(send, recv, (s, r) => self.alltoallv_t(s, send_counts, r, recv_counts))
+        })
+    }
+    fn alltoallv_overlap_raw(
+        &self,
+        send: Slice<'_>,
+        send_counts: &[usize],
+        recv: SliceMut<'_>,
+        recv_counts: &[usize],
+        overlap: &mut dyn FnMut(),
+        class: CommClass,
+    ) {
+        // Not `timed`: the lock (if any) is taken around start and wait only, so `overlap`
+        // may itself call MPI.
+        let t0 = Instant::now();
+        let bytes = send.bytes();
+        crate::with_pair!(send, recv, (s, r) => {
+            self.alltoallv_overlap_t(s, send_counts, r, recv_counts, overlap)
+        });
+        self.stats
+            .record(class, bytes, t0.elapsed(), Duration::ZERO);
+    }
+    fn reduce_scatter_raw(
+        &self,
+        send: Slice<'_>,
+        recv: SliceMut<'_>,
+        counts: &[usize],
+        op: ReduceOp,
+        class: CommClass,
+    ) {
+        let o = op_of(op, send.kind());
+        self.timed(
+            class,
+            send.bytes(),
+            || crate::with_pair!(send, recv, (s, r) => self.reduce_scatter_t(s, r, counts, o)),
+        )
+    }
+    fn send_raw(&self, data: Slice<'_>, dest: usize, tag: u32, class: CommClass) {
+        let p = self.proc(dest);
+        self.timed(
+            class,
+            data.bytes(),
+            || crate::with_typed!(Slice, data, d => p.send_with_tag(d, mpi_tag(tag))),
+        )
+    }
+    fn recv_raw(&self, data: SliceMut<'_>, src: usize, tag: u32, class: CommClass) {
+        let p = self.proc(src);
+        self.timed(class, 0, || {
+            crate::with_typed!(SliceMut, data, d => { p.receive_into_with_tag(d, mpi_tag(tag)); })
+        })
+    }
+    fn exchange_raw(
+        &self,
+        sends: &[(usize, Slice<'_>)],
+        recvs: &mut [(usize, SliceMut<'_>)],
+        tag: u32,
+        class: CommClass,
+    ) {
+        let bytes = sends.iter().map(|(_, s)| s.bytes()).sum();
+        self.timed(class, bytes, || self.exchange_t(sends, recvs, mpi_tag(tag)))
+    }
+    fn isend_raw(&self, data: Payload, dest: usize, tag: u32, class: CommClass) -> Request {
+        let p = self.proc(dest);
+        let bytes = data.len() * data.kind().size();
+        let t = mpi_tag(tag);
+        let pending: Box<dyn Pending> = self.timed(class, bytes, || match data {
+            Payload::F64(v) => Box::new(MpiPending::send(v, p, t)) as Box<dyn Pending>,
+            Payload::C64(v) => Box::new(MpiPending::send(v, p, t)),
+            Payload::I64(v) => Box::new(MpiPending::send(v, p, t)),
+            Payload::U64(v) => Box::new(MpiPending::send(v, p, t)),
+            Payload::U8(v) => Box::new(MpiPending::send(v, p, t)),
+        });
+        Request::new(pending, self.stats.clone(), class)
+    }
+    fn irecv_raw(
+        &self,
+        kind: Kind,
+        count: usize,
+        src: usize,
+        tag: u32,
+        class: CommClass,
+    ) -> Request {
+        let p = self.proc(src);
+        let t = mpi_tag(tag);
+        let pending: Box<dyn Pending> = self.timed(class, 0, || match kind {
+            Kind::F64 => Box::new(MpiPending::<f64>::recv(count, p, t)) as Box<dyn Pending>,
+            Kind::C64 => Box::new(MpiPending::<num_complex::Complex64>::recv(count, p, t)),
+            Kind::I64 => Box::new(MpiPending::<i64>::recv(count, p, t)),
+            Kind::U64 => Box::new(MpiPending::<u64>::recv(count, p, t)),
+            Kind::U8 => Box::new(MpiPending::<u8>::recv(count, p, t)),
+        });
+        Request::new(pending, self.stats.clone(), class)
+    }
+    fn split(&self, color: Option<u32>, key: i64) -> Option<Arc<dyn Communicator>> {
+        let c = match color {
+            Some(c) => {
+                Color::with_value(i32::try_from(c).expect("planewave-comm: colour too large"))
+            }
+            None => Color::undefined(),
+        };
+        let k = i32::try_from(key).expect("planewave-comm: split key exceeds MPI's int range");
+        let sub = self.timed(CommClass::Other, 0, || {
+            self.comm.split_by_color_with_key(c, k)
+        });
+        sub.map(|s| Arc::new(Mpi::wrap(s, self.stats.clone())) as Arc<dyn Communicator>)
+    }
+    fn split_shared(&self) -> Arc<dyn Communicator> {
+        let s = self.timed(CommClass::Other, 0, || {
+            self.comm.split_shared(self.rank as i32)
+        });
+        Arc::new(Mpi::wrap(s, self.stats.clone()))
+    }
+    fn fail(&self, message: &str) -> ! {
+        use std::io::Write;
+        eprintln!("error (rank {}): {message}", self.rank);
+        let _ = std::io::stderr().flush();
+        self.comm.abort(1)
+    }
+    fn fail_collective(&self, message: &str) -> ! {
+        use std::io::Write;
+        if self.rank == 0 {
+            eprintln!("error: {message}");
+            let _ = std::io::stderr().flush();
+            self.comm.abort(1)
+        }
+        // Other ranks wait for rank 0's abort (it reached the same error).
+        self.comm.barrier();
+        self.comm.abort(1)
+    }
+}
+
+fn mpi_tag(tag: u32) -> i32 {
+    // MPI guarantees tags up to 32767; fold planewave's internal tags into 16384..32767.
+    if tag < 16384 {
+        tag as i32
+    } else {
+        16384 + (tag % 16384) as i32
+    }
+}
+
+/// Make a panic on any thread of this process print its message once and abort every MPI
+/// rank with exit code 1 (instead of leaving the other ranks blocked).
+pub fn install_abort_on_panic() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        if mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
+            let world = SimpleCommunicator::world();
+            world.abort(1);
+        }
+    }));
+}
