@@ -1,8 +1,12 @@
 //! Human-readable output: the set-up, one line per SCF iteration, and the final summary.
 
+use planewave_core::forces::Forces;
+use planewave_core::input::units::BOHR_PER_ANGSTROM;
 use planewave_core::model::SpinMode;
+use planewave_core::relax::StepInfo;
 use planewave_core::scf::{IterationInfo, ScfResult};
 use planewave_core::setup::Setup;
+use planewave_core::stress::{Stress, HA_PER_BOHR3_IN_GPA};
 
 const EV: f64 = 27.211_386_245_988;
 
@@ -82,7 +86,7 @@ pub fn setup(s: &Setup) {
 /// Header of the iteration table.
 pub fn iteration_header() {
     println!(
-        "{:>5} {:>20} {:>12} {:>11} {:>8} {:>6}",
+        "      {:>5} {:>20} {:>12} {:>11} {:>8} {:>6}",
         "iter", "energy (Ha)", "dE (Ha)", "residual", "time(s)", "eig-it"
     );
 }
@@ -95,7 +99,7 @@ pub fn iteration(it: &IterationInfo) {
         format!("{:.3e}", it.delta_e)
     };
     println!(
-        "{:>5} {:>20.10} {:>12} {:>11.3e} {:>8.2} {:>6.1}",
+        "scf   {:>5} {:>20.10} {:>12} {:>11.3e} {:>8.2} {:>6.1}",
         it.iteration, it.energy, de, it.residual, it.seconds, it.eigensolver_iterations
     );
 }
@@ -190,5 +194,76 @@ pub fn summary(s: &Setup, r: &ScfResult) {
     println!(
         "timings (s): setup {:.2}  eigensolver {:.2}  density {:.2}  potentials {:.2}  mixing {:.2}  total {:.2}",
         t.setup, t.eigensolver, t.density, t.potentials, t.mixing, t.total
+    );
+}
+
+/// Forces per atom in Ha/bohr and eV/Å.
+pub fn forces(s: &Setup, f: &Forces) {
+    println!("forces (Ha/bohr | eV/Å):");
+    let to_ev_a = EV * BOHR_PER_ANGSTROM;
+    for (i, (x, a)) in f.total.iter().zip(&s.model.crystal.atoms).enumerate() {
+        println!(
+            "  {:4} {:<3} {:14.8} {:14.8} {:14.8} | {:12.6} {:12.6} {:12.6}",
+            i + 1,
+            s.model.species[a.species].symbol,
+            x[0],
+            x[1],
+            x[2],
+            x[0] * to_ev_a,
+            x[1] * to_ev_a,
+            x[2] * to_ev_a
+        );
+    }
+    println!("  max |F| = {:.3e} Ha/bohr", f.max_norm());
+}
+
+/// The stress tensor in Ha/bohr^3 and GPa, with the pressure (QE sign).
+pub fn stress(st: &Stress) {
+    println!("stress (Ha/bohr^3 | GPa; negative = the cell wants to shrink):");
+    for row in &st.total {
+        println!(
+            "  {:14.6e} {:14.6e} {:14.6e} | {:10.4} {:10.4} {:10.4}",
+            row[0],
+            row[1],
+            row[2],
+            row[0] * HA_PER_BOHR3_IN_GPA,
+            row[1] * HA_PER_BOHR3_IN_GPA,
+            row[2] * HA_PER_BOHR3_IN_GPA
+        );
+    }
+    println!(
+        "  pressure = {:.6e} Ha/bohr^3 = {:.4} GPa",
+        st.pressure(),
+        st.pressure() * HA_PER_BOHR3_IN_GPA
+    );
+}
+
+/// Header of the ionic-step table.
+pub fn ionic_header() {
+    println!(
+        "      {:>5} {:>20} {:>12} {:>12} {:>12} {:>6} {:>8}",
+        "step", "enthalpy (Ha)", "max|F| Ha/b", "P (GPa)", "V (bohr^3)", "scf", "time(s)"
+    );
+}
+
+/// One line per ionic step.
+pub fn ionic_step(i: &StepInfo) {
+    let p = i
+        .pressure
+        .map(|p| format!("{:.4}", p * HA_PER_BOHR3_IN_GPA))
+        .unwrap_or_default();
+    println!(
+        "relax {:>5} {:>20.10} {:>12.3e} {:>12} {:>12.4} {:>6} {:>8.2}{}",
+        i.step,
+        i.enthalpy,
+        i.max_force,
+        p,
+        i.volume,
+        i.scf_iterations,
+        i.seconds,
+        i.note
+            .as_ref()
+            .map(|n| format!("  ({n})"))
+            .unwrap_or_default()
     );
 }

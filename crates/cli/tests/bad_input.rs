@@ -569,3 +569,59 @@ fn missing_input_file() {
     );
     assert!(!Path::new(&c.dir.join("nothere.toml")).exists());
 }
+
+#[test]
+fn relax_with_nothing_free_to_move_says_so() {
+    // Ideal diamond: every force vanishes by symmetry, so a positions-only relaxation is void.
+    let c = Case::new("relax_no_dof");
+    c.copy("pseudos/gth/Si-q4.lda.cp2k", "Si-q4.lda.cp2k");
+    c.write("si.toml", SI);
+    let out = c.planewave(&["relax", "si.toml"]);
+    let stderr = assert_refused(&out, "si.toml");
+    assert_mentions(&stderr, &["nothing to relax", "cell = true"]);
+    let written: Vec<String> = std::fs::read_dir(&c.dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "si.toml" && n != "Si-q4.lda.cp2k")
+        .collect();
+    assert!(written.is_empty(), "files written: {written:?}");
+}
+
+#[test]
+fn relax_tolerance_must_be_positive() {
+    let c = Case::new("relax_tol");
+    c.copy("pseudos/gth/Si-q4.lda.cp2k", "Si-q4.lda.cp2k");
+    c.write(
+        "si.toml",
+        &format!("{SI}\n[relax]\nforce_tolerance = -1e-4\n"),
+    );
+    let msg = c.refuse("si.toml");
+    assert_mentions(&msg, &["relax.force_tolerance", "positive"]);
+}
+
+#[test]
+fn started_by_mpirun_without_the_mpi_back_end_stops() {
+    // Two ranks announced by Open MPI's launcher: a binary without MPI must not run N copies.
+    let c = Case::new("mpirun_guard");
+    c.copy("pseudos/gth/Si-q4.lda.cp2k", "Si-q4.lda.cp2k");
+    c.write("si.toml", SI);
+    for rank in ["0", "1"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_planewave"))
+            .args(["run", "si.toml"])
+            .current_dir(&c.dir)
+            .env("OMPI_COMM_WORLD_SIZE", "2")
+            .env("OMPI_COMM_WORLD_RANK", rank)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if rank == "0" {
+            assert_mentions(&stderr, &["error: started by OpenMPI as 2 ranks", "hint:"]);
+        } else {
+            // The message is printed once, by rank 0.
+            assert!(stderr.is_empty(), "{stderr}");
+        }
+        assert!(c.json_files().is_empty());
+    }
+}

@@ -18,6 +18,8 @@ pub mod mixing;
 pub mod model;
 pub mod occupation;
 pub mod pseudo;
+pub mod relax;
+pub mod restart;
 pub mod results;
 pub mod rng;
 pub mod scf;

@@ -1,12 +1,77 @@
 //! The results JSON: a stable set of top-level keys other tools read (see the README), plus
 //! details (energy terms, k-points, grid).
 
+use crate::forces::Forces;
+use crate::relax::RelaxResult;
 use crate::scf::ScfResult;
 use crate::setup::Setup;
+use crate::stress::{Stress, HA_PER_BOHR3_IN_GPA};
 use serde_json::{json, Value};
 
-/// Build the results document of a finished SCF.
-pub fn to_json(setup: &Setup, r: &ScfResult) -> Value {
+/// The structure of a set-up: lattice rows (bohr), species and fractional positions per atom.
+fn structure(setup: &Setup) -> Value {
+    let c = &setup.model.crystal;
+    json!({
+        "lattice_bohr": c.lattice,
+        "species": c.atoms.iter().map(|a| setup.model.species[a.species].symbol.clone()).collect::<Vec<_>>(),
+        "positions_frac": c.atoms.iter().map(|a| a.frac).collect::<Vec<_>>(),
+        "volume_bohr3": c.volume,
+    })
+}
+
+/// Build the results document of a finished SCF, with forces and stress when computed
+/// (`forces_ha_per_bohr`: one [x, y, z] per atom; `stress_ha_per_bohr3`: 3x3, QE sign,
+/// pressure = trace/3).
+pub fn to_json(
+    setup: &Setup,
+    r: &ScfResult,
+    forces: Option<&Forces>,
+    stress: Option<&Stress>,
+) -> Value {
+    let mut doc = scf_json(setup, r);
+    doc["structure"] = structure(setup);
+    if let Some(f) = forces {
+        doc["forces_ha_per_bohr"] = json!(f.total);
+        doc["max_force_ha_per_bohr"] = json!(f.max_norm());
+        doc["force_terms_ha_per_bohr"] = Value::Object(
+            f.terms
+                .iter()
+                .map(|(n, v)| (n.to_string(), json!(v)))
+                .collect(),
+        );
+    }
+    if let Some(s) = stress {
+        doc["stress_ha_per_bohr3"] = json!(s.total);
+        doc["pressure_ha_per_bohr3"] = json!(s.pressure());
+        doc["pressure_gpa"] = json!(s.pressure() * HA_PER_BOHR3_IN_GPA);
+        doc["stress_terms_ha_per_bohr3"] = Value::Object(
+            s.terms
+                .iter()
+                .map(|(n, v)| (n.to_string(), json!(v)))
+                .collect(),
+        );
+    }
+    doc
+}
+
+/// The results document of a relaxation: the final structure's SCF, forces and stress as in
+/// [`to_json`], plus `relaxation` (converged flag and one entry per ionic step).
+pub fn relax_to_json(r: &RelaxResult) -> Value {
+    let mut doc = to_json(&r.setup, &r.scf, Some(&r.forces), r.stress.as_ref());
+    doc["relaxation"] = json!({
+        "converged": r.converged,
+        "ionic_steps": r.steps.len(),
+        "steps": r.steps.iter().map(|s| json!({
+            "step": s.step, "energy_ha": s.energy, "enthalpy_ha": s.enthalpy,
+            "max_force_ha_per_bohr": s.max_force, "pressure_ha_per_bohr3": s.pressure,
+            "volume_bohr3": s.volume, "scf_iterations": s.scf_iterations, "seconds": s.seconds,
+            "note": s.note,
+        })).collect::<Vec<_>>(),
+    });
+    doc
+}
+
+fn scf_json(setup: &Setup, r: &ScfResult) -> Value {
     let e = &r.energies;
     let fermi = r.occupations.fermi.as_ref().map(|f| f[0]);
     let kpoints: Vec<Value> = setup

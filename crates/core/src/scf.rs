@@ -14,6 +14,7 @@ use crate::hamiltonian::KHamiltonian;
 use crate::mixing::AndersonMixer;
 use crate::model::Model;
 use crate::occupation::{self, Occupations};
+pub use crate::restart::ScfStart;
 use crate::rng::SplitMix64;
 use crate::symmetry::DensitySymmetrizer;
 use crate::terms::{
@@ -174,17 +175,67 @@ pub fn run(
     params: &ScfParams,
     on_iteration: impl FnMut(&IterationInfo),
 ) -> Result<ScfResult, String> {
-    if basis.kpoints.iter().any(|k| k.is_gamma_real()) {
-        run_with::<f64>(model, basis, params, on_iteration, Wavefunctions::Real)
-    } else {
-        run_with::<Complex64>(model, basis, params, on_iteration, Wavefunctions::Complex)
+    run_from(model, basis, params, None, on_iteration)
+}
+
+/// Run the SCF from a starting point (see [`crate::restart::ScfStart`]) instead of the atomic
+/// guess and random bands.
+pub fn run_from(
+    model: &Model,
+    basis: &Basis,
+    params: &ScfParams,
+    start: Option<ScfStart>,
+    on_iteration: impl FnMut(&IterationInfo),
+) -> Result<ScfResult, String> {
+    let (density, wavefunctions) = match start {
+        Some(s) => (Some(s.density_g), s.wavefunctions),
+        None => (None, None),
+    };
+    let real = basis.kpoints.iter().any(|k| k.is_gamma_real());
+    match wavefunctions {
+        Some(Wavefunctions::Real(psi)) if real => run_with::<f64>(
+            model,
+            basis,
+            params,
+            (density, Some(psi)),
+            on_iteration,
+            Wavefunctions::Real,
+        ),
+        Some(Wavefunctions::Complex(psi)) if !real => run_with::<Complex64>(
+            model,
+            basis,
+            params,
+            (density, Some(psi)),
+            on_iteration,
+            Wavefunctions::Complex,
+        ),
+        _ if real => run_with::<f64>(
+            model,
+            basis,
+            params,
+            (density, None),
+            on_iteration,
+            Wavefunctions::Real,
+        ),
+        _ => run_with::<Complex64>(
+            model,
+            basis,
+            params,
+            (density, None),
+            on_iteration,
+            Wavefunctions::Complex,
+        ),
     }
 }
+
+/// Starting density (sphere coefficients per spin channel) and bands, if any.
+type Start<T> = (Option<Vec<Vec<Complex64>>>, Option<Vec<Vec<Mat<T>>>>);
 
 fn run_with<T: BandScalar>(
     model: &Model,
     basis: &Basis,
     params: &ScfParams,
+    start: Start<T>,
     mut on_iteration: impl FnMut(&IterationInfo),
     wrap: fn(Vec<Vec<Mat<T>>>) -> Wavefunctions,
 ) -> Result<ScfResult, String> {
@@ -211,18 +262,35 @@ fn run_with<T: BandScalar>(
         },
     };
     let weights: Vec<f64> = basis.kpoints.iter().map(|k| k.weight).collect();
-    let mut rho_in = density::atomic_guess(model, basis);
+    let (start_density, start_psi) = start;
+    let mut rho_in = match start_density {
+        Some(g) if g.len() == nspin => Density::from_g(basis, g),
+        _ => density::atomic_guess(model, basis),
+    };
     let mut rng = SplitMix64::new(params.seed);
     let mut next = || rng.next_centered();
-    let mut psi: Vec<Vec<Mat<T>>> = (0..nspin)
-        .map(|_| {
-            basis
-                .kpoints
-                .iter()
-                .map(|k| T::random(k, params.nbands, &mut next))
-                .collect()
-        })
-        .collect();
+    let fits = |psi: &Vec<Vec<Mat<T>>>| {
+        psi.len() == nspin
+            && psi.iter().all(|ps| {
+                ps.len() == nk
+                    && ps
+                        .iter()
+                        .zip(&basis.kpoints)
+                        .all(|(m, k)| m.nrows() == k.dim() && m.ncols() == params.nbands)
+            })
+    };
+    let mut psi: Vec<Vec<Mat<T>>> = match start_psi {
+        Some(p) if fits(&p) => p,
+        _ => (0..nspin)
+            .map(|_| {
+                basis
+                    .kpoints
+                    .iter()
+                    .map(|k| T::random(k, params.nbands, &mut next))
+                    .collect()
+            })
+            .collect(),
+    };
     for k in &basis.kpoints {
         if k.dim() < params.nbands {
             return Err(format!(

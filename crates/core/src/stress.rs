@@ -16,7 +16,7 @@ use crate::terms::{ewald, hartree, kinetic, local, nonlocal::KProjectors, xc};
 use planewave_linalg::Mat;
 
 /// 1 Ha/bohr^3 in GPa.
-pub const HA_PER_BOHR3_IN_GPA: f64 = 29421.015_697_2;
+pub const HA_PER_BOHR3_IN_GPA: f64 = 29_421.015_697_2;
 
 /// Total stress and its parts (symmetrised), Ha/bohr^3.
 #[derive(Debug, Clone)]
@@ -59,6 +59,7 @@ fn wavefunction_terms<T: BandScalar>(
 }
 
 /// Stress of the converged state `scf` of `model` on `basis`.
+#[allow(clippy::needless_range_loop)] // tensor components read best as indices
 pub fn compute(model: &Model, basis: &Basis, scf: &ScfResult) -> Stress {
     let omega = basis.volume;
     let rho = &scf.density;

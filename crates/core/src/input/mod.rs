@@ -62,11 +62,23 @@
 //! mixing = { beta = 0.7, depth = 8, kerker_q0 = 0.8 }  # kerker_q0 in 1/bohr (0 = no Kerker)
 //! eigensolver = "lobpcg"  # lobpcg | davidson
 //! seed = 42
+//!
+//! [properties]            # what follows the SCF; defaults shown
+//! forces = true
+//! stress = true
+//!
+//! [relax]                 # used by `planewave relax`; everything optional, defaults shown
+//! cell = false            # also relax the lattice (like QE vc-relax / VASP ISIF = 3)
+//! pressure = 0.0          # target pressure, GPa (with cell = true)
+//! force_tolerance = 5e-4  # Ha/bohr: stop when every atom's |F| is below this
+//! stress_tolerance = 0.05 # GPa: with cell = true, also |sigma + pressure| below this
+//! max_steps = 50
+//! algorithm = "bfgs"      # bfgs | fire
 //! ```
 //!
 //! Unknown keys anywhere are errors (with a "did you mean" suggestion).
 //! Tables `[structure]`, `[species.*]` and `[basis]` (with `ecut` and `kpoints`) are
-//! required; `[model]` and `[scf]` are optional.
+//! required; `[model]`, `[scf]`, `[properties]` and `[relax]` are optional.
 //!
 //! # Quantum ESPRESSO `pw.x` format
 //!
@@ -125,6 +137,11 @@ pub struct RunSpec {
     /// Whether crystal symmetry may be used (false for QE `nosym=.true.` or
     /// TOML `[model] symmetry = false`).
     pub use_symmetry: bool,
+    /// What to compute after the SCF (forces, stress).
+    pub properties: Properties,
+    /// Structural relaxation controls (used by `planewave relax`, or by `planewave run` when the
+    /// input asks for a relaxation: QE `calculation = 'relax' | 'vc-relax'`).
+    pub relax: RelaxSpec,
     /// Where the input wrote things, so that later stages (set-up) can point at
     /// the key and line in the user's own format.
     pub origin: Origin,
@@ -234,6 +251,72 @@ pub struct ScfSpec {
     pub eigensolver: String,
     /// Seed for random initial wavefunctions (default 42).
     pub seed: u64,
+}
+
+/// Properties computed after the SCF.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Properties {
+    /// Forces on the atoms (default true; QE: `tprnfor`, default true here as well).
+    pub forces: bool,
+    /// Stress tensor (default true for TOML; QE: `tstress`, default false as in pw.x, and
+    /// always on for `vc-relax`).
+    pub stress: bool,
+}
+
+impl Default for Properties {
+    fn default() -> Self {
+        Properties {
+            forces: true,
+            stress: true,
+        }
+    }
+}
+
+/// Ionic-step algorithm of a relaxation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelaxAlgorithm {
+    /// Quasi-Newton BFGS with a trust radius (default).
+    Bfgs,
+    /// Fast inertial relaxation engine.
+    Fire,
+}
+
+/// Structural relaxation controls, in Hartree atomic units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelaxSpec {
+    /// The input itself asks for a relaxation (QE `calculation = 'relax' | 'vc-relax'`).
+    pub requested: bool,
+    /// Relax the cell too (QE `vc-relax`; TOML `[relax] cell = true`).
+    pub cell: bool,
+    /// Target pressure, Ha/bohr^3 (TOML in GPa, QE `press` in kbar; default 0).
+    pub pressure: f64,
+    /// Stop when every force component's atom has |F| below this, Ha/bohr (default 5e-4 =
+    /// QE's forc_conv_thr 1e-3 Ry/bohr).
+    pub force_tolerance: f64,
+    /// With `cell`: stop when |sigma - (-p) 1| is below this in every component, Ha/bohr^3
+    /// (default 0.05 GPa = QE's press_conv_thr 0.5 kbar).
+    pub stress_tolerance: f64,
+    /// Maximum number of ionic steps (default 50; QE `nstep`).
+    pub max_steps: usize,
+    /// BFGS (default) or FIRE.
+    pub algorithm: RelaxAlgorithm,
+}
+
+/// 1 GPa in Ha/bohr^3.
+pub const GPA_IN_HA_PER_BOHR3: f64 = 1.0 / 29_421.015_697_2;
+
+impl Default for RelaxSpec {
+    fn default() -> Self {
+        RelaxSpec {
+            requested: false,
+            cell: false,
+            pressure: 0.0,
+            force_tolerance: 5e-4,
+            stress_tolerance: 0.05 * GPA_IN_HA_PER_BOHR3,
+            max_steps: 50,
+            algorithm: RelaxAlgorithm::Bfgs,
+        }
+    }
 }
 
 /// Density mixing (Anderson/Pulay with Kerker preconditioning).

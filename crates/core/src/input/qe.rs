@@ -26,9 +26,13 @@
 //! * `diagonalization`: david, rmm-davidson -> davidson; cg, ppcg, paro, rmm-paro ->
 //!   lobpcg; absent -> lobpcg.
 //! * `pseudo_dir` relative to the input file's folder (default: that folder).
-//! * Accepted and ignored (no physics): calculation='scf' (only), prefix (-> title),
-//!   outdir, wfcdir, disk_io, verbosity, tprnfor, tstress, restart_mode='from_scratch'
-//!   (only), wf_collect, iprint, max_seconds, etot_conv_thr, forc_conv_thr, nstep,
+//! * `calculation` 'scf' | 'relax' | 'vc-relax' (the last two run a relaxation);
+//!   `tprnfor`, `tstress` (forces are always computed; stress with tstress or vc-relax);
+//!   `forc_conv_thr` (Ry/bohr), `press` and `press_conv_thr` (kbar), `nstep`,
+//!   `ion_dynamics` 'bfgs' | 'fire', `cell_dofree` 'all' (only).
+//! * Accepted and ignored (no physics): prefix (-> title),
+//!   outdir, wfcdir, disk_io, verbosity, restart_mode='from_scratch'
+//!   (only), wf_collect, iprint, max_seconds, etot_conv_thr,
 //!   lkpoint_dir, title, startingwfc (not 'file'), startingpot (not 'file'),
 //!   scf_must_converge, diago_full_acc, diago_david_ndim, and &ions/&cell keys
 //!   that only matter for relaxations.
@@ -44,8 +48,8 @@ use super::error::did_you_mean;
 use super::units::{BOHR_PER_ANGSTROM, HARTREE_PER_RYDBERG};
 use super::validate::{cart_to_frac, is_singular, validate, Lines, QE_KEYS};
 use super::{
-    base_dir, stem, AtomSpec, InputError, InputFormat, Kpoints, RunSpec, ScfSpec, Smearing,
-    SpeciesSpec, Spin,
+    base_dir, stem, AtomSpec, InputError, InputFormat, Kpoints, Properties, RelaxAlgorithm,
+    RelaxSpec, RunSpec, ScfSpec, Smearing, SpeciesSpec, Spin, GPA_IN_HA_PER_BOHR3,
 };
 
 /// One `key = value` of a namelist.
@@ -547,17 +551,82 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
     let mut lines = Lines::default();
 
     // &control
+    let mut relax = RelaxSpec::default();
     if let Some(e) = get("calculation") {
-        if v.lower(e) != "scf" {
+        match v.lower(e).as_str() {
+            "scf" => {}
+            "relax" => relax.requested = true,
+            "vc-relax" => {
+                relax.requested = true;
+                relax.cell = true;
+            }
+            _ => {
+                return Err(v
+                    .err(
+                        e,
+                        format!(
+                            "calculation = '{}' is not supported: planewave does 'scf', 'relax' and 'vc-relax'",
+                            e.value
+                        ),
+                    )
+                    .with_hint("use calculation = 'scf', 'relax' or 'vc-relax'"))
+            }
+        }
+    }
+    let mut properties = Properties {
+        forces: true,
+        stress: relax.cell,
+    };
+    if let Some(e) = get("tprnfor") {
+        properties.forces = v.bool(e)? || relax.requested;
+    }
+    if let Some(e) = get("tstress") {
+        properties.stress = v.bool(e)? || relax.cell;
+    }
+    if let Some(e) = get("forc_conv_thr") {
+        let x = v.f64(e)?;
+        if x.is_nan() || x <= 0.0 {
+            return Err(v.err(e, format!("forc_conv_thr must be positive, got {x}")));
+        }
+        relax.force_tolerance = x * HARTREE_PER_RYDBERG;
+    }
+    if let Some(e) = get("press") {
+        // kbar -> Ha/bohr^3
+        relax.pressure = v.f64(e)? * 0.1 * GPA_IN_HA_PER_BOHR3;
+    }
+    if let Some(e) = get("press_conv_thr") {
+        let x = v.f64(e)?;
+        if x.is_nan() || x <= 0.0 {
+            return Err(v.err(e, format!("press_conv_thr must be positive, got {x}")));
+        }
+        relax.stress_tolerance = x * 0.1 * GPA_IN_HA_PER_BOHR3;
+    }
+    if let Some(e) = get("nstep") {
+        let x = v.f64(e)?;
+        if x.is_nan() || x < 1.0 || x.fract() != 0.0 {
+            return Err(v.err(
+                e,
+                format!("nstep must be a positive integer, got {}", e.value),
+            ));
+        }
+        relax.max_steps = x as usize;
+    }
+    if let Some(e) = get("ion_dynamics") {
+        relax.algorithm = match v.lower(e).as_str() {
+            "bfgs" => RelaxAlgorithm::Bfgs,
+            "fire" => RelaxAlgorithm::Fire,
+            other => {
+                return Err(v
+                    .err(e, format!("ion_dynamics = '{other}' is not supported"))
+                    .with_hint("use 'bfgs' or 'fire'"))
+            }
+        };
+    }
+    if let Some(e) = get("cell_dofree") {
+        if v.lower(e) != "all" {
             return Err(v
-                .err(
-                    e,
-                    format!(
-                        "calculation = '{}' is not supported: planewave does single-point SCF only",
-                        e.value
-                    ),
-                )
-                .with_hint("use calculation = 'scf'"));
+                .err(e, format!("cell_dofree = '{}' is not supported", e.value))
+                .with_hint("use cell_dofree = 'all' (the default)"));
         }
     }
     if let Some(e) = get("restart_mode") {
@@ -566,8 +635,6 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         }
     }
     for k in [
-        "tstress",
-        "tprnfor",
         "wf_collect",
         "lkpoint_dir",
         "scf_must_converge",
@@ -1219,6 +1286,8 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         nbands,
         scf,
         use_symmetry,
+        properties,
+        relax,
         origin: lines.origin(InputFormat::QuantumEspresso),
     };
     validate(&spec, &QE_KEYS, &lines)?;
@@ -1388,6 +1457,27 @@ K_POINTS automatic
     }
 
     #[test]
+    fn relaxation_keys() {
+        let s = p(SI2).unwrap();
+        assert!(!s.relax.requested);
+        assert!(s.properties.forces && s.properties.stress);
+        let t = SI2
+            .replace("calculation='scf'", "calculation='vc-relax', forc_conv_thr=2e-4, nstep=7")
+            .replace("tstress=.true.", "tstress=.false.")
+            .replace("&electrons", "&ions\n ion_dynamics='fire'\n/\n&cell\n press=10.0, press_conv_thr=0.2\n/\n&electrons");
+        let s = p(&t).unwrap();
+        assert!(s.relax.requested && s.relax.cell);
+        // vc-relax needs the stress whatever tstress says.
+        assert!(s.properties.stress);
+        assert_eq!(s.relax.force_tolerance, 1e-4);
+        assert_eq!(s.relax.max_steps, 7);
+        assert_eq!(s.relax.algorithm, RelaxAlgorithm::Fire);
+        // 10 kbar = 1 GPa
+        assert!((s.relax.pressure * 29421.0157 - 1.0).abs() < 1e-6);
+        assert!((s.relax.stress_tolerance * 29421.0157 - 0.02).abs() < 1e-8);
+    }
+
+    #[test]
     fn ibrav2_alat_and_lists() {
         let t = "&control\n calculation='scf'\n/\n&system\n ibrav=2, celldm(1)=10.26, nat=2, ntyp=1, ecutwfc=30\n/\n&electrons\n/\nATOMIC_SPECIES\nSi 28.0855 Si.upf\nATOMIC_POSITIONS alat\nSi 0.0 0.0 0.0\nSi 0.25 0.25 0.25\nK_POINTS tpiba\n2\n0.0 0.0 0.0 1.0\n1.0 0.0 0.0 3.0\n";
         let s = p(t).unwrap();
@@ -1444,9 +1534,9 @@ K_POINTS automatic
             "b3lyp",
         );
         fails(
-            &SI2.replace("calculation='scf'", "calculation='relax'"),
+            &SI2.replace("calculation='scf'", "calculation='md'"),
             "calculation",
-            "relax",
+            "md",
         );
         let e = fails(
             &SI2.replace("nbnd=8,", "nbnd=8, lda_plus_u=.true.,"),

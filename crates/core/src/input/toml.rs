@@ -12,8 +12,8 @@ use super::error::{did_you_mean, line_of_offset};
 use super::units::{parse_energy, LengthUnit};
 use super::validate::{cart_to_frac, is_singular, validate, Lines, TOML_KEYS};
 use super::{
-    base_dir, stem, AtomSpec, InputError, InputFormat, Kpoints, MixingSpec, RunSpec, ScfSpec,
-    Smearing, SpeciesSpec, Spin,
+    base_dir, stem, AtomSpec, InputError, InputFormat, Kpoints, MixingSpec, Properties,
+    RelaxAlgorithm, RelaxSpec, RunSpec, ScfSpec, Smearing, SpeciesSpec, Spin, GPA_IN_HA_PER_BOHR3,
 };
 
 // ---------------------------------------------------------------- schema
@@ -28,6 +28,26 @@ struct TomlInput {
     model: Option<TomlModel>,
     basis: Option<Spanned<TomlBasis>>,
     scf: Option<TomlScf>,
+    properties: Option<TomlProperties>,
+    relax: Option<TomlRelax>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlProperties {
+    forces: Option<bool>,
+    stress: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlRelax {
+    cell: Option<bool>,
+    pressure: Option<Spanned<f64>>,
+    force_tolerance: Option<Spanned<f64>>,
+    stress_tolerance: Option<Spanned<f64>>,
+    max_steps: Option<Spanned<i64>>,
+    algorithm: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -98,7 +118,16 @@ struct TomlMixing {
 const TABLES: &[(&str, &[&str])] = &[
     (
         "the top level",
-        &["title", "structure", "species", "model", "basis", "scf"],
+        &[
+            "title",
+            "structure",
+            "species",
+            "model",
+            "basis",
+            "scf",
+            "properties",
+            "relax",
+        ],
     ),
     (
         "[structure]",
@@ -134,6 +163,18 @@ const TABLES: &[(&str, &[&str])] = &[
         ],
     ),
     ("scf.mixing", &["beta", "depth", "kerker_q0"]),
+    ("[properties]", &["forces", "stress"]),
+    (
+        "[relax]",
+        &[
+            "cell",
+            "pressure",
+            "force_tolerance",
+            "stress_tolerance",
+            "max_steps",
+            "algorithm",
+        ],
+    ),
 ];
 
 const KPOINT_KEYS: &[&str] = &["grid", "shift", "list"];
@@ -850,6 +891,86 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         }
     }
 
+    // ---- properties and relaxation
+    let mut properties = Properties::default();
+    if let Some(p) = &input.properties {
+        properties.forces = p.forces.unwrap_or(true);
+        properties.stress = p.stress.unwrap_or(true);
+    }
+    let mut relax = RelaxSpec::default();
+    if let Some(r) = &input.relax {
+        let mut put = |key: &str, span: std::ops::Range<usize>| {
+            lines
+                .keys
+                .insert(key.to_string(), line_of_offset(text, span.start));
+        };
+        relax.cell = r.cell.unwrap_or(false);
+        if let Some(v) = &r.pressure {
+            put("relax.pressure", v.span());
+            relax.pressure = *v.get_ref() * GPA_IN_HA_PER_BOHR3;
+        }
+        for (key, value, target, scale) in [
+            (
+                "relax.force_tolerance",
+                &r.force_tolerance,
+                &mut relax.force_tolerance,
+                1.0,
+            ),
+            (
+                "relax.stress_tolerance",
+                &r.stress_tolerance,
+                &mut relax.stress_tolerance,
+                GPA_IN_HA_PER_BOHR3,
+            ),
+        ] {
+            if let Some(v) = value {
+                put(key, v.span());
+                if v.get_ref().is_nan() || *v.get_ref() <= 0.0 {
+                    return Err(ctx
+                        .e(
+                            key,
+                            Some(v.span()),
+                            format!("the tolerance must be positive, got {}", v.get_ref()),
+                        )
+                        .with_hint(if scale == 1.0 {
+                            "give it in Ha/bohr, e.g. 5e-4"
+                        } else {
+                            "give it in GPa, e.g. 0.05"
+                        }));
+                }
+                *target = *v.get_ref() * scale;
+            }
+        }
+        if let Some(v) = &r.max_steps {
+            put("relax.max_steps", v.span());
+            relax.max_steps = nonneg(&ctx, "relax.max_steps", v)?;
+            if relax.max_steps == 0 {
+                return Err(ctx
+                    .e(
+                        "relax.max_steps",
+                        Some(v.span()),
+                        "max_steps must be at least 1",
+                    )
+                    .with_hint("use e.g. max_steps = 50"));
+            }
+        }
+        if let Some(a) = &r.algorithm {
+            relax.algorithm = match a.get_ref().trim().to_ascii_lowercase().as_str() {
+                "bfgs" => RelaxAlgorithm::Bfgs,
+                "fire" => RelaxAlgorithm::Fire,
+                other => {
+                    return Err(ctx
+                        .e(
+                            "relax.algorithm",
+                            Some(a.span()),
+                            format!("unknown relaxation algorithm `{other}`"),
+                        )
+                        .with_hint("use \"bfgs\" or \"fire\""))
+                }
+            };
+        }
+    }
+
     let spec = RunSpec {
         source: source.to_path_buf(),
         title: input.title.clone().unwrap_or_else(|| stem(source)),
@@ -865,6 +986,8 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         nbands,
         scf,
         use_symmetry: model.symmetry.unwrap_or(true),
+        properties,
+        relax,
         origin: lines.origin(InputFormat::Toml),
     };
     validate(&spec, &TOML_KEYS, &lines)?;

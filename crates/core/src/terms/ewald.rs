@@ -215,6 +215,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::needless_range_loop)]
     fn forces_are_minus_the_energy_gradient() {
         let c = displaced_cell();
         let z = [4.0, 3.0];

@@ -202,6 +202,7 @@ impl<T: BandScalar> KProjectors<T> {
 
     /// Nonlocal forces `-dE_nl/dtau` (Ha/bohr, per atom) of one k-point for the band block
     /// `psi` with band weights `w_n` (k weight times occupation), from dP/dtau = -i(k+G) P.
+    #[allow(clippy::needless_range_loop)] // Cartesian directions read best as indices
     pub fn forces(
         &self,
         model: &Model,

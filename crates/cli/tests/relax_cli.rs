@@ -1,0 +1,87 @@
+//! `planewave relax` end to end on a small cell relaxation: one line per ionic step, and the
+//! POSCAR, extended-XYZ trajectory and results JSON written next to the input.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+#[test]
+fn cell_relaxation_writes_poscar_trajectory_and_json() {
+    let dir = std::env::temp_dir().join(format!("planewave_relax_cli_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
+    std::fs::copy(
+        data.join("pseudos/gth/Si-q4.lda.cp2k"),
+        dir.join("Si-q4.lda.cp2k"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("si.toml"),
+        r#"[structure]
+lattice = [[0.0, 5.3, 5.3], [5.3, 0.0, 5.3], [5.3, 5.3, 0.0]]
+atoms = [
+  { species = "Si", position = [0.0, 0.0, 0.0] },
+  { species = "Si", position = [0.25, 0.25, 0.25] },
+]
+[species.Si]
+pseudo = "Si-q4.lda.cp2k"
+[basis]
+ecut = 8.0
+kpoints = { grid = [2, 2, 2] }
+[relax]
+cell = true
+pressure = 1.0          # GPa
+stress_tolerance = 0.01
+"#,
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planewave"))
+        .args(["relax", "si.toml", "-q"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let steps = stdout.lines().filter(|l| l.starts_with("relax ")).count();
+    assert!(steps >= 3, "{stdout}");
+    assert!(stdout.contains("relaxation converged"));
+
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("si.json")).unwrap()).unwrap();
+    assert_eq!(json["relaxation"]["converged"], true);
+    assert_eq!(json["relaxation"]["steps"].as_array().unwrap().len(), steps);
+    // At the target pressure: sigma = +p (QE sign) on the diagonal, to the tolerance.
+    let p = json["pressure_gpa"].as_f64().unwrap();
+    assert!((p - 1.0).abs() < 0.01, "pressure {p} GPa");
+    assert_eq!(json["forces_ha_per_bohr"].as_array().unwrap().len(), 2);
+
+    let poscar = std::fs::read_to_string(dir.join("si.relaxed.vasp")).unwrap();
+    let lines: Vec<&str> = poscar.lines().collect();
+    assert_eq!(lines[5].trim(), "Si");
+    assert_eq!(lines[6].trim(), "2");
+    assert_eq!(lines[7].trim(), "Direct");
+    // The lattice in the POSCAR (Å) is the JSON's (bohr).
+    let a1: Vec<f64> = lines[2]
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let l = &json["structure"]["lattice_bohr"][0];
+    for (k, x) in a1.iter().enumerate() {
+        let bohr = l[k].as_f64().unwrap();
+        assert!(
+            (x * 1.8897261246257702 - bohr).abs() < 1e-8,
+            "{x} Å vs {bohr} bohr"
+        );
+    }
+
+    let xyz = std::fs::read_to_string(dir.join("si.traj.xyz")).unwrap();
+    let frames = xyz.lines().filter(|l| l.starts_with("Lattice=")).count();
+    assert_eq!(frames, steps);
+    assert!(xyz.contains("Properties=species:S:1:pos:R:3:forces:R:3"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
