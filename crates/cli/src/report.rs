@@ -77,6 +77,7 @@ pub fn setup(s: &Setup) {
         npw.iter().max().unwrap_or(&0),
         b.rho_millers.len()
     );
+    println!("parallel layout on {} rank(s): {}", b.comm.size(), s.layout);
     println!("estimated memory {:.1} MiB", s.memory_estimate / 1048576.0);
     for w in &s.warnings {
         println!("warning: {w}");

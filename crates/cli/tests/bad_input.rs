@@ -625,3 +625,35 @@ fn started_by_mpirun_without_the_mpi_back_end_stops() {
         assert!(c.json_files().is_empty());
     }
 }
+
+#[test]
+fn impossible_parallel_layout_proposes_the_nearest() {
+    let c = Case::new("parallel_layout");
+    c.copy("pseudos/gth/Si-q4.lda.cp2k", "Si-q4.lda.cp2k");
+    c.write(
+        "si.toml",
+        &format!("{SI}\n[parallel]\nkpoint_groups = 2\nband_groups = 1\n"),
+    );
+    let msg = c.refuse("si.toml");
+    assert_mentions(
+        &msg,
+        &[
+            "si.toml:16",
+            "parallel.kpoint_groups",
+            "1 ranks",
+            "kpoint_groups = 1, band_groups = 1",
+        ],
+    );
+}
+
+#[test]
+fn unknown_alltoallv_strategy_is_named() {
+    let c = Case::new("alltoallv");
+    c.copy("pseudos/gth/Si-q4.lda.cp2k", "Si-q4.lda.cp2k");
+    c.write(
+        "si.toml",
+        &format!("{SI}\n[parallel]\nalltoallv = \"fastest\"\n"),
+    );
+    let msg = c.refuse("si.toml");
+    assert_mentions(&msg, &["parallel.alltoallv", "fastest", "pairwise"]);
+}

@@ -29,6 +29,8 @@ pub struct Setup {
     pub memory_estimate: f64,
     /// Non-fatal remarks for the user.
     pub warnings: Vec<String>,
+    /// The parallel layout over the ranks of `basis.comm` (k-point x band x G-vector groups).
+    pub layout: planewave_comm::Layout,
 }
 
 /// An error at `key` (named as in the input's format), with the line where the input wrote it.
@@ -350,7 +352,9 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
         kerker_q0: spec.scf.mixing.kerker_q0,
         seed: spec.scf.seed,
     };
+    let layout = parallel_layout(&spec, &basis, params.nbands)?;
     Ok(Setup {
+        layout,
         nk_full: kfull.len(),
         spec,
         model,
@@ -358,6 +362,43 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
         params,
         memory_estimate,
         warnings,
+    })
+}
+
+/// The layout of `spec.parallel` on the ranks of the basis' communicator, or the cost model's
+/// choice for what the input left out; an impossible layout names the nearest valid one.
+fn parallel_layout(
+    spec: &RunSpec,
+    basis: &Basis,
+    nbands: usize,
+) -> Result<planewave_comm::Layout, InputError> {
+    use planewave_comm::topology::{resolve_layout, LayoutRequest, ProblemSize, RankOrder};
+    let problem = ProblemSize {
+        kpoints: basis.kpoints.len(),
+        bands: nbands,
+        fft_planes: basis.grid.dims[2],
+    };
+    let mut request = LayoutRequest::auto(problem);
+    request.kpoint_groups = spec.parallel.kpoint_groups;
+    request.band_groups = spec.parallel.band_groups;
+    if spec.parallel.band_consecutive {
+        request.order = RankOrder::BandConsecutive;
+    }
+    let ranks = basis.comm.size();
+    resolve_layout(ranks, &request).map_err(|e| {
+        let key = if spec.parallel.kpoint_groups.is_some() {
+            "parallel.kpoint_groups"
+        } else {
+            "parallel.band_groups"
+        };
+        let hint = match &e.nearest {
+            Some(l) => format!(
+                "use kpoint_groups = {}, band_groups = {} (or leave both out to let planewave choose)",
+                l.kpoint_groups, l.band_groups
+            ),
+            None => "leave [parallel] out to let planewave choose".to_string(),
+        };
+        err(spec, key, e.to_string(), hint)
     })
 }
 

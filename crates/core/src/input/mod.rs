@@ -74,11 +74,17 @@
 //! stress_tolerance = 0.05 # GPa: with cell = true, also |sigma + pressure| below this
 //! max_steps = 50
 //! algorithm = "bfgs"      # bfgs | fire
+//!
+//! [parallel]              # optional: the layout over MPI ranks (checked against the rank count)
+//! kpoint_groups = 1       # default: chosen by a cost model
+//! band_groups = 1
+//! rank_order = "g"        # "g" (consecutive ranks share a band's G-vectors, VASP) | "band" (CASTEP)
+//! alltoallv = "native"    # native | p2p | node | pairwise | nonblocking | auto
 //! ```
 //!
 //! Unknown keys anywhere are errors (with a "did you mean" suggestion).
 //! Tables `[structure]`, `[species.*]` and `[basis]` (with `ecut` and `kpoints`) are
-//! required; `[model]`, `[scf]`, `[properties]` and `[relax]` are optional.
+//! required; `[model]`, `[scf]`, `[properties]`, `[relax]` and `[parallel]` are optional.
 //!
 //! # Quantum ESPRESSO `pw.x` format
 //!
@@ -142,6 +148,8 @@ pub struct RunSpec {
     /// Structural relaxation controls (used by `planewave relax`, or by `planewave run` when the
     /// input asks for a relaxation: QE `calculation = 'relax' | 'vc-relax'`).
     pub relax: RelaxSpec,
+    /// Requested parallel layout (TOML `[parallel]`; checked against the rank count at set-up).
+    pub parallel: ParallelSpec,
     /// Where the input wrote things, so that later stages (set-up) can point at
     /// the key and line in the user's own format.
     pub origin: Origin,
@@ -270,6 +278,22 @@ impl Default for Properties {
             stress: true,
         }
     }
+}
+
+/// The parallel layout asked for by the input; what is left out is chosen by the cost model of
+/// [`planewave_comm::topology`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ParallelSpec {
+    /// Number of k-point groups.
+    pub kpoint_groups: Option<usize>,
+    /// Number of band groups per k-point group.
+    pub band_groups: Option<usize>,
+    /// Consecutive ranks in one band group (CASTEP's order) instead of one G-vector group
+    /// (VASP's, the default).
+    pub band_consecutive: bool,
+    /// All-to-all-v strategy: native | p2p | node | pairwise | nonblocking | auto (default:
+    /// `PLANEWAVE_ALLTOALLV`, else native).
+    pub alltoallv: Option<String>,
 }
 
 /// Ionic-step algorithm of a relaxation.

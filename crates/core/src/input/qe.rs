@@ -1288,6 +1288,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         use_symmetry,
         properties,
         relax,
+        parallel: Default::default(),
         origin: lines.origin(InputFormat::QuantumEspresso),
     };
     validate(&spec, &QE_KEYS, &lines)?;

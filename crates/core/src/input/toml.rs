@@ -12,8 +12,9 @@ use super::error::{did_you_mean, line_of_offset};
 use super::units::{parse_energy, LengthUnit};
 use super::validate::{cart_to_frac, is_singular, validate, Lines, TOML_KEYS};
 use super::{
-    base_dir, stem, AtomSpec, InputError, InputFormat, Kpoints, MixingSpec, Properties,
-    RelaxAlgorithm, RelaxSpec, RunSpec, ScfSpec, Smearing, SpeciesSpec, Spin, GPA_IN_HA_PER_BOHR3,
+    base_dir, stem, AtomSpec, InputError, InputFormat, Kpoints, MixingSpec, ParallelSpec,
+    Properties, RelaxAlgorithm, RelaxSpec, RunSpec, ScfSpec, Smearing, SpeciesSpec, Spin,
+    GPA_IN_HA_PER_BOHR3,
 };
 
 // ---------------------------------------------------------------- schema
@@ -30,6 +31,16 @@ struct TomlInput {
     scf: Option<TomlScf>,
     properties: Option<TomlProperties>,
     relax: Option<TomlRelax>,
+    parallel: Option<TomlParallel>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlParallel {
+    kpoint_groups: Option<Spanned<i64>>,
+    band_groups: Option<Spanned<i64>>,
+    rank_order: Option<Spanned<String>>,
+    alltoallv: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -127,6 +138,7 @@ const TABLES: &[(&str, &[&str])] = &[
             "scf",
             "properties",
             "relax",
+            "parallel",
         ],
     ),
     (
@@ -164,6 +176,10 @@ const TABLES: &[(&str, &[&str])] = &[
     ),
     ("scf.mixing", &["beta", "depth", "kerker_q0"]),
     ("[properties]", &["forces", "stress"]),
+    (
+        "[parallel]",
+        &["kpoint_groups", "band_groups", "rank_order", "alltoallv"],
+    ),
     (
         "[relax]",
         &[
@@ -971,6 +987,62 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         }
     }
 
+    // ---- parallel layout
+    let mut parallel = ParallelSpec::default();
+    if let Some(p) = &input.parallel {
+        for (key, value, target) in [
+            (
+                "parallel.kpoint_groups",
+                &p.kpoint_groups,
+                &mut parallel.kpoint_groups,
+            ),
+            (
+                "parallel.band_groups",
+                &p.band_groups,
+                &mut parallel.band_groups,
+            ),
+        ] {
+            if let Some(v) = value {
+                lines
+                    .keys
+                    .insert(key.to_string(), line_of_offset(text, v.span().start));
+                let n = nonneg(&ctx, key, v)?;
+                if n == 0 {
+                    return Err(ctx
+                        .e(key, Some(v.span()), "a group count must be at least 1")
+                        .with_hint("leave it out to let planewave choose"));
+                }
+                *target = Some(n);
+            }
+        }
+        if let Some(o) = &p.rank_order {
+            parallel.band_consecutive = match o.get_ref().trim().to_ascii_lowercase().as_str() {
+                "g" | "g-consecutive" => false,
+                "band" | "band-consecutive" => true,
+                other => {
+                    return Err(ctx
+                        .e(
+                            "parallel.rank_order",
+                            Some(o.span()),
+                            format!("unknown rank order `{other}`"),
+                        )
+                        .with_hint("use \"g\" (VASP's order) or \"band\" (CASTEP's)"))
+                }
+            };
+        }
+        if let Some(a) = &p.alltoallv {
+            if let Err(e) = a
+                .get_ref()
+                .parse::<planewave_comm::strategies::AlltoallvChoice>()
+            {
+                return Err(ctx
+                    .e("parallel.alltoallv", Some(a.span()), e)
+                    .with_hint("use native, p2p, node, pairwise, nonblocking or auto"));
+            }
+            parallel.alltoallv = Some(a.get_ref().trim().to_string());
+        }
+    }
+
     let spec = RunSpec {
         source: source.to_path_buf(),
         title: input.title.clone().unwrap_or_else(|| stem(source)),
@@ -988,6 +1060,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         use_symmetry: model.symmetry.unwrap_or(true),
         properties,
         relax,
+        parallel,
         origin: lines.origin(InputFormat::Toml),
     };
     validate(&spec, &TOML_KEYS, &lines)?;
