@@ -3,6 +3,7 @@
 //! E = 1/2 sum_{i,j,L}' Z_i Z_j erfc(eta r)/r + (2 pi / Omega) sum_{G != 0} |S(G)|^2 e^{-G^2/4eta^2} / G^2
 //!     - eta/sqrt(pi) sum_i Z_i^2 - pi (sum_i Z_i)^2 / (2 eta^2 Omega),
 //! summed until every neglected term is below 1e-16 Ha. The result does not depend on eta.
+//! Forces and stress come from the same sums, differentiated analytically.
 
 use crate::crystal::{dot, norm, Crystal};
 use crate::special::erfc;
@@ -10,7 +11,7 @@ use std::f64::consts::PI;
 
 /// Ewald energy (Ha) of the crystal's ions with the given charges (one per atom).
 pub fn ewald_energy(crystal: &Crystal, charges: &[f64]) -> f64 {
-    ewald_energy_with_eta(crystal, charges, default_eta(crystal))
+    ewald(crystal, charges, default_eta(crystal)).0
 }
 
 /// The splitting parameter: balances the real and reciprocal sums for the cell's size.
@@ -38,7 +39,13 @@ fn triples(n: [i32; 3]) -> impl Iterator<Item = [i32; 3]> {
 /// Ewald forces (Ha/bohr, one per atom) and stress (Ha/bohr^3, Quantum ESPRESSO sign:
 /// `sigma = -(1/Omega) dE/d eps`), by differentiating both lattice sums analytically.
 pub fn ewald_forces_stress(crystal: &Crystal, charges: &[f64]) -> (Vec<[f64; 3]>, [[f64; 3]; 3]) {
-    let eta = default_eta(crystal);
+    let (_, f, s) = ewald(crystal, charges, default_eta(crystal));
+    (f, s)
+}
+
+/// Energy, forces and stress for the splitting parameter eta (1/bohr); all eta independent.
+#[allow(clippy::type_complexity)]
+fn ewald(crystal: &Crystal, charges: &[f64], eta: f64) -> (f64, Vec<[f64; 3]>, [[f64; 3]; 3]) {
     let pos = crystal.positions();
     let omega = crystal.volume;
     let ztot: f64 = charges.iter().sum();
@@ -84,6 +91,8 @@ pub fn ewald_forces_stress(crystal: &Crystal, charges: &[f64]) -> (Vec<[f64; 3]>
         }
     }
     let e_const = -PI * ztot * ztot / (2.0 * eta * eta * omega);
+    let e_self = -eta / PI.sqrt() * charges.iter().map(|z| z * z).sum::<f64>();
+    let mut e_real = 0.0;
     for (a, row) in de.iter_mut().enumerate() {
         // Both the reciprocal sum and the background term scale as 1/Omega.
         row[a] -= e_rec + e_const;
@@ -102,6 +111,7 @@ pub fn ewald_forces_stress(crystal: &Crystal, charges: &[f64]) -> (Vec<[f64; 3]>
                     continue;
                 }
                 // g(r) = erfc(eta r)/r, g'(r) = -erfc(eta r)/r^2 - 2 eta/sqrt(pi) e^{-eta^2 r^2}/r
+                e_real += 0.5 * zi * zj * erfc(eta * r) / r;
                 let dg = -erfc(eta * r) / (r * r)
                     - 2.0 * eta / PI.sqrt() * (-eta * eta * r * r).exp() / r;
                 let w = zi * zj * dg / r;
@@ -117,57 +127,7 @@ pub fn ewald_forces_stress(crystal: &Crystal, charges: &[f64]) -> (Vec<[f64; 3]>
         }
     }
     let stress = de.map(|row| row.map(|x| -x / omega));
-    (forces, stress)
-}
-
-/// Ewald energy with an explicit splitting parameter eta (1/bohr); the result is eta independent.
-fn ewald_energy_with_eta(crystal: &Crystal, charges: &[f64], eta: f64) -> f64 {
-    let pos = crystal.positions();
-    let omega = crystal.volume;
-    let ztot: f64 = charges.iter().sum();
-    let z2: f64 = charges.iter().map(|z| z * z).sum();
-    let (gmax, rmax, nrec, nreal) = ranges(crystal, eta);
-
-    let mut recip_sum = 0.0;
-    for m in triples(nrec) {
-        if m == [0, 0, 0] {
-            continue;
-        }
-        let g = crystal.recip_to_cartesian(&m.map(f64::from));
-        let g2 = dot(&g, &g);
-        if g2 > gmax * gmax {
-            continue;
-        }
-        let (mut re, mut im) = (0.0, 0.0);
-        for (p, z) in pos.iter().zip(charges) {
-            let ph = dot(&g, p);
-            re += z * ph.cos();
-            im += z * ph.sin();
-        }
-        recip_sum += (re * re + im * im) * (-g2 / (4.0 * eta * eta)).exp() / g2;
-    }
-    recip_sum *= 2.0 * PI / omega;
-
-    let mut real_sum = 0.0;
-    for (i, (pi, zi)) in pos.iter().zip(charges).enumerate() {
-        for (j, (pj, zj)) in pos.iter().zip(charges).enumerate() {
-            let d = [pi[0] - pj[0], pi[1] - pj[1], pi[2] - pj[2]];
-            for l in triples(nreal) {
-                if i == j && l == [0, 0, 0] {
-                    continue;
-                }
-                let lc = crystal.to_cartesian(&l.map(f64::from));
-                let r = norm(&[d[0] + lc[0], d[1] + lc[1], d[2] + lc[2]]);
-                if r > rmax {
-                    continue;
-                }
-                real_sum += zi * zj * erfc(eta * r) / r;
-            }
-        }
-    }
-    real_sum *= 0.5;
-
-    recip_sum + real_sum - eta / PI.sqrt() * z2 - PI * ztot * ztot / (2.0 * eta * eta * omega)
+    (e_rec + e_real + e_self + e_const, forces, stress)
 }
 
 #[cfg(test)]
@@ -194,7 +154,7 @@ mod tests {
         let e = ewald_energy(&c, &[4.0, 4.0]);
         assert!((e - (-8.400464805)).abs() < 5e-8, "{e}");
         for eta in [0.4, 0.8, 1.5] {
-            let x = ewald_energy_with_eta(&c, &[4.0, 4.0], eta);
+            let x = ewald(&c, &[4.0, 4.0], eta).0;
             assert!((x - e).abs() < 1e-11, "eta {eta}: {x} vs {e}");
         }
     }
