@@ -11,6 +11,12 @@ pub mod local;
 pub mod nonlocal;
 pub mod xc;
 
+/// The phase -G.tau = -2 pi m.x of Miller index `m` at fractional position `x`.
+#[inline]
+fn structure_phase(m: &[i32; 3], x: &[f64; 3]) -> f64 {
+    -2.0 * std::f64::consts::PI * (m[0] as f64 * x[0] + m[1] as f64 * x[1] + m[2] as f64 * x[2])
+}
+
 /// Values on the density sphere from per-species radial form factors, each atom weighted:
 /// `out[G] = (1/Omega) sum_atoms w_atom e^{-iG.tau} f_species(|G|)`. Form factors are evaluated
 /// once per |G| shell.
@@ -47,9 +53,7 @@ pub(crate) fn structure_factor_sum(
         {
             let mut sf = Complex64::new(0.0, 0.0);
             for (x, w) in &atoms {
-                let ph = -2.0
-                    * std::f64::consts::PI
-                    * (m[0] as f64 * x[0] + m[1] as f64 * x[1] + m[2] as f64 * x[2]);
+                let ph = structure_phase(m, x);
                 sf += Complex64::from_polar(*w, ph);
             }
             *o += sf * ff[shell];
@@ -126,11 +130,7 @@ pub(crate) fn structure_factor_forces(
                 .zip(field_g)
                 .zip(&basis.rho_shell)
             {
-                let ph = -2.0
-                    * std::f64::consts::PI
-                    * (m[0] as f64 * atom.frac[0]
-                        + m[1] as f64 * atom.frac[1]
-                        + m[2] as f64 * atom.frac[2]);
+                let ph = structure_phase(m, &atom.frac);
                 // dE/dtau = sum_G Re(conj(A) (-iG) e^{-iG.tau}) f = sum_G G f Im(conj(A) e^{-iG.tau})
                 let z = a.conj() * num_complex::Complex64::from_polar(1.0, ph);
                 let w = -z.im * ff[atom.species][shell];
@@ -189,9 +189,7 @@ pub(crate) fn structure_factor_strain(
             }
             let mut sf = num_complex::Complex64::new(0.0, 0.0);
             for x in &atoms {
-                let ph = -2.0
-                    * std::f64::consts::PI
-                    * (m[0] as f64 * x[0] + m[1] as f64 * x[1] + m[2] as f64 * x[2]);
+                let ph = structure_phase(m, x);
                 sf += num_complex::Complex64::from_polar(1.0, ph);
             }
             let w = (a.conj() * sf).re * dff[shell];
