@@ -77,6 +77,14 @@ impl Fft3d {
         self.axis2(data, &self.fwd[2], Some(&sticks.lines));
     }
 
+    /// Axes 0 and 1 only (the a3 axis is done by the caller, e.g. [`crate::RealFft3d`]).
+    pub(crate) fn axes01(&self, data: &mut [C64], work: &mut [C64], inverse: bool) {
+        self.check(data, work);
+        let plans = if inverse { &self.inv } else { &self.fwd };
+        self.axis1(data, &plans[1], None);
+        self.axis0(data, work, &plans[0]);
+    }
+
     fn check(&self, data: &[C64], work: &[C64]) {
         let n = self.grid.len();
         assert_eq!(data.len(), n, "FFT data has the wrong length");
@@ -211,7 +219,7 @@ impl Sticks {
 const BLOCK: usize = 8;
 
 /// Transform every contiguous line of length `len` in `buf`.
-fn lines(buf: &mut [C64], len: usize, plan: &Arc<dyn Fft<f64>>) {
+pub(crate) fn lines(buf: &mut [C64], len: usize, plan: &Arc<dyn Fft<f64>>) {
     let scratch_len = plan.get_inplace_scratch_len();
     buf.par_chunks_mut(len * LINES_PER_TASK).for_each_init(
         || vec![C64::new(0.0, 0.0); scratch_len],

@@ -1,0 +1,148 @@
+//! Dealing the sticks (z-columns) of a G-sphere to the ranks of a G-vector group.
+//!
+//! Contract: [`StickDistribution::new`] is deterministic: every rank computes the same
+//! distribution from the same global list of Miller indices, so no communication is needed to
+//! know who owns what. Sticks are taken longest first (most G-vectors) and each goes to the
+//! rank with the fewest sticks, ties broken by fewest G-vectors, then lowest rank: stick counts
+//! differ by at most one between ranks and G-vector counts are close. A rank's sticks are kept
+//! in ascending `(i0, i1)` order; its G-vectors ("local G") are the sphere entries on its
+//! sticks, in the order of the global list.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+/// Which rank owns each stick of one sphere on one grid.
+#[derive(Clone, Debug)]
+pub struct StickDistribution {
+    dims: [usize; 3],
+    /// `(i0, i1)` of every stick, ascending.
+    sticks: Vec<(usize, usize)>,
+    /// G-vectors on each stick.
+    g_per_stick: Vec<usize>,
+    /// Owner of each stick.
+    owner: Vec<usize>,
+    /// Sticks of each rank, ascending.
+    by_rank: Vec<Vec<usize>>,
+    /// Stick and z index of every G-vector of the global list.
+    g_stick: Vec<usize>,
+    g_z: Vec<usize>,
+}
+
+impl StickDistribution {
+    /// Deal the sticks of `millers` on a grid of `dims` to `ranks` ranks.
+    pub fn new(dims: [usize; 3], millers: &[[i32; 3]], ranks: usize) -> Self {
+        assert!(ranks > 0, "planewave-fft: need at least one rank");
+        let w = |x: i32, n: usize| x.rem_euclid(n as i32) as usize;
+        let cols: Vec<(usize, usize)> = millers
+            .iter()
+            .map(|m| (w(m[0], dims[0]), w(m[1], dims[1])))
+            .collect();
+        let mut sticks = cols.clone();
+        sticks.sort_unstable();
+        sticks.dedup();
+        let id: HashMap<(usize, usize), usize> =
+            sticks.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+        let g_stick: Vec<usize> = cols.iter().map(|c| id[c]).collect();
+        let g_z: Vec<usize> = millers.iter().map(|m| w(m[2], dims[2])).collect();
+        let mut g_per_stick = vec![0usize; sticks.len()];
+        for &s in &g_stick {
+            g_per_stick[s] += 1;
+        }
+        let mut order: Vec<usize> = (0..sticks.len()).collect();
+        order.sort_by_key(|&s| (Reverse(g_per_stick[s]), s));
+        let mut heap: BinaryHeap<Reverse<(usize, usize, usize)>> =
+            (0..ranks).map(|r| Reverse((0, 0, r))).collect();
+        let mut owner = vec![0usize; sticks.len()];
+        for s in order {
+            let Reverse((ns, ng, r)) = heap.pop().expect("at least one rank");
+            owner[s] = r;
+            heap.push(Reverse((ns + 1, ng + g_per_stick[s], r)));
+        }
+        let mut by_rank = vec![Vec::new(); ranks];
+        for (s, &r) in owner.iter().enumerate() {
+            by_rank[r].push(s);
+        }
+        Self {
+            dims,
+            sticks,
+            g_per_stick,
+            owner,
+            by_rank,
+            g_stick,
+            g_z,
+        }
+    }
+
+    /// Grid dimensions.
+    pub fn dims(&self) -> [usize; 3] {
+        self.dims
+    }
+    /// Number of ranks.
+    pub fn ranks(&self) -> usize {
+        self.by_rank.len()
+    }
+    /// Number of sticks of the whole sphere.
+    pub fn n_sticks(&self) -> usize {
+        self.sticks.len()
+    }
+    /// `(i0, i1)` of stick `s`.
+    pub fn stick(&self, s: usize) -> (usize, usize) {
+        self.sticks[s]
+    }
+    /// Owner of stick `s`.
+    pub fn owner(&self, s: usize) -> usize {
+        self.owner[s]
+    }
+    /// Sticks of `rank`, ascending `(i0, i1)`.
+    pub fn sticks_of(&self, rank: usize) -> &[usize] {
+        &self.by_rank[rank]
+    }
+    /// Number of G-vectors of `rank`.
+    pub fn n_g_of(&self, rank: usize) -> usize {
+        self.by_rank[rank]
+            .iter()
+            .map(|&s| self.g_per_stick[s])
+            .sum()
+    }
+    /// Indices (into the global Miller list) of the G-vectors of `rank`, in global order.
+    pub fn local_g(&self, rank: usize) -> Vec<usize> {
+        (0..self.g_stick.len())
+            .filter(|&g| self.owner[self.g_stick[g]] == rank)
+            .collect()
+    }
+    /// Stick and z index of global G-vector `g`.
+    pub fn g_position(&self, g: usize) -> (usize, usize) {
+        (self.g_stick[g], self.g_z[g])
+    }
+    /// Sorted, distinct `i0` planes that hold at least one stick.
+    pub fn active_planes(&self) -> Vec<usize> {
+        let mut p: Vec<usize> = self.sticks.iter().map(|s| s.0).collect();
+        p.dedup();
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn balanced_counts_and_every_stick_dealt_once() {
+        let millers: Vec<[i32; 3]> = (-3..=3)
+            .flat_map(|a| (-3..=3).flat_map(move |b| (-3..=3).map(move |c| [a, b, c])))
+            .filter(|m| m[0] * m[0] + m[1] * m[1] + m[2] * m[2] <= 9)
+            .collect();
+        for ranks in 1..=8 {
+            let d = StickDistribution::new([8, 8, 8], &millers, ranks);
+            let counts: Vec<usize> = (0..ranks).map(|r| d.sticks_of(r).len()).collect();
+            assert!(counts.iter().max().unwrap() - counts.iter().min().unwrap() <= 1);
+            assert_eq!(counts.iter().sum::<usize>(), d.n_sticks());
+            let ng: usize = (0..ranks).map(|r| d.local_g(r).len()).sum();
+            assert_eq!(ng, millers.len());
+            for r in 0..ranks {
+                assert_eq!(d.local_g(r).len(), d.n_g_of(r));
+                assert!(d.sticks_of(r).windows(2).all(|w| w[0] < w[1]));
+            }
+        }
+    }
+}
