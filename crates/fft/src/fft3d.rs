@@ -2,7 +2,7 @@
 //!
 //! Axis 2 is contiguous and transformed in place; axis 1 is transformed plane by plane through a
 //! small per-thread buffer of gathered columns; axis 0 is gathered block-wise into the caller's
-//! work buffer, transformed there in the same pass, and written back plane by plane.
+//! work buffer, transformed there in the same pass, and written back a few planes at a time.
 //! Lines are dealt to rayon threads in batches.
 
 use crate::grid::FftGrid;
@@ -176,12 +176,22 @@ impl Fft3d {
                 plan.process_with_scratch(w, scratch);
             },
         );
+        // Write back PLANES planes per task: each cache line of `work` (consecutive i0) is read
+        // once, instead of once per plane with a stride of n0 (which thrashes the cache sets
+        // for power-of-two n0).
         let w: &[C64] = work;
-        data.par_chunks_mut(m).enumerate().for_each(|(i0, plane)| {
-            for (j, v) in plane.iter_mut().enumerate() {
-                *v = w[j * n0 + i0];
-            }
-        });
+        data.par_chunks_mut(m * PLANES)
+            .enumerate()
+            .for_each(|(blk, planes)| {
+                let i00 = blk * PLANES;
+                let np = planes.len() / m;
+                for j in 0..m {
+                    let src = &w[j * n0 + i00..j * n0 + i00 + np];
+                    for (p, &v) in src.iter().enumerate() {
+                        planes[p * m + j] = v;
+                    }
+                }
+            });
     }
 }
 
@@ -217,6 +227,9 @@ impl Sticks {
 
 /// Columns gathered per block in the strided passes.
 const BLOCK: usize = 8;
+
+/// Planes written back together after the axis-0 pass.
+const PLANES: usize = 8;
 
 /// Transform every contiguous line of length `len` in `buf`.
 pub(crate) fn lines(buf: &mut [C64], len: usize, plan: &Arc<dyn Fft<f64>>) {
