@@ -10,15 +10,20 @@
 //! sticks of a sphere to the ranks ([`StickDistribution`]), transforms with a slab or pencil
 //! [`Decomposition`] whose transposes go through an all-to-all-v strategy and carry a block of
 //! bands each, and leaves each rank the real-space points of its [`RealLayout`].
-//! [`selfcheck`] compares it with the serial transform (the tests use it).
+//! [`selfcheck`] compares it with the serial transform (tests and the `fft_mpi_check`
+//! example), [`bench`](mod@bench) times both (and FFTW 3 with the feature `fftw`).
 //!
-//! Everything is safe Rust.
+//! Everything is safe Rust, except the FFTW bindings of the optional `fftw` feature.
 
 #![deny(unsafe_code)]
 
+pub mod bench;
 mod decomposition;
 mod dist_fft;
 mod fft3d;
+#[cfg(feature = "fftw")]
+#[allow(unsafe_code)]
+pub mod fftw;
 mod grid;
 mod r2c;
 mod real_layout;
