@@ -84,6 +84,18 @@ enum BenchCommand {
         #[arg(long, default_value_t = 2)]
         ranks_per_node: usize,
     },
+    /// Time serial 3-D FFTs (full complex, sphere-restricted, r2c; 24^3 to 120x120x90) in ms and
+    /// GFLOP/s, and the distributed slab/pencil transform (Threads ranks) for every transpose
+    /// strategy and band-block size. The FFTW ratios need a build with planewave-fft's `fftw`
+    /// feature (`cargo run --release -p planewave-fft --features fftw --example fft_bench`).
+    Fft {
+        /// rayon thread counts of the serial transforms, comma separated.
+        #[arg(long, default_value = "1", value_delimiter = ',')]
+        threads: Vec<usize>,
+        /// Rank counts of the distributed runs, comma separated (empty: skip them).
+        #[arg(long, default_value = "4", value_delimiter = ',')]
+        ranks: Vec<usize>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -120,6 +132,25 @@ fn main() -> ExitCode {
             Ok(spec) => run_relax(spec, &input, json, quiet),
             Err(e) => fail(&e.to_string()),
         },
+        Command::Bench {
+            what: BenchCommand::Fft { threads, ranks },
+        } => {
+            if threads.contains(&0) || ranks.contains(&0) {
+                return fail("error: --threads and --ranks must be at least 1");
+            }
+            let opts = planewave_fft::bench::FftBenchOptions {
+                threads,
+                dist_ranks: ranks,
+                ..Default::default()
+            };
+            match planewave_fft::bench::run_fft_bench(&opts) {
+                Ok(t) => {
+                    print!("{t}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&format!("error: {e}")),
+            }
+        }
         Command::Bench {
             what:
                 BenchCommand::Comm {
