@@ -10,6 +10,9 @@
 //! is aborted with a non-zero exit code. Options: `--bench [SIZES...]` prints the
 //! communication benchmark table afterwards (sizes in bytes per pair, default 64 B .. 16 MiB);
 //! `--inject-failure` makes the last rank fail, to check that the job ends (non-zero, no hang).
+//! The self-check runs the node-aggregated strategy through its MPI shared window, also on
+//! emulated nodes (each node split by parity); for the benchmark on several emulated nodes
+//! run with `-x PLANEWAVE_MPI_RANKS_PER_NODE=k`.
 
 use planewave_comm::bench::{run_comm_bench, DEFAULT_SIZES};
 use planewave_comm::mpi::{install_abort_on_panic, Mpi};

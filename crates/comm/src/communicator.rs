@@ -15,6 +15,9 @@
 //!   the call does not return: the `Threads` back end unwinds every rank and reports the first
 //!   failure to the caller of `Threads::run`, the MPI back end aborts the job. [`Communicator::fail`]
 //!   is how a rank reports its own unrecoverable error.
+//! - Shared memory (optional): [`Communicator::allocate_shared`] gives the ranks of a group
+//!   that share memory one [`SharedMemory`] region (MPI: an MPI-3 shared window); back ends
+//!   without it return `None` on every rank and callers fall back to message passing.
 
 use crate::element::{Kind, Payload, ReduceOp, Slice, SliceMut};
 use crate::request::Request;
@@ -174,6 +177,18 @@ pub trait Communicator: Send + Sync {
     fn split(&self, color: Option<u32>, key: i64) -> Option<Arc<dyn Communicator>>;
     /// Split into groups of ranks that share memory (one group per node). Collective.
     fn split_shared(&self) -> Arc<dyn Communicator>;
+    /// Allocate memory shared by every rank of this group, `bytes` of it in this rank's
+    /// segment (collective; every rank may ask for a different size, zero included). Only
+    /// meaningful on a group whose ranks share memory (from [`split_shared`] or a split of
+    /// it). Every rank gets `Some` or every rank gets `None` (the default: the back end has no
+    /// shared memory, or not on this group). Drop the region on every rank of the group in
+    /// the same order relative to other collectives (freeing it is collective).
+    ///
+    /// [`split_shared`]: Communicator::split_shared
+    fn allocate_shared(&self, bytes: usize) -> Option<Box<dyn SharedMemory>> {
+        let _ = bytes;
+        None
+    }
     /// End the whole run because of this rank's unrecoverable error: `Threads` panics (the
     /// panic reaches `Threads::run`), MPI prints the message and aborts every rank with a
     /// non-zero exit code.
@@ -204,4 +219,22 @@ pub trait Communicator: Send + Sync {
     fn is_root(&self) -> bool {
         self.rank() == 0
     }
+}
+
+/// Memory shared by the ranks of a group (from [`Communicator::allocate_shared`]).
+///
+/// Contract: every rank owns one segment; [`segment`](SharedMemory::segment) gives the address
+/// of any rank's segment in this process's address space, valid (readable and writable by
+/// every rank) until the region is dropped. The region does not order accesses: a rank may
+/// read data another rank stored only after a [`sync`](SharedMemory::sync) that both took
+/// part in came between the store and the load, and two ranks must never access the same
+/// bytes between two syncs when one of them writes. Callers dereference the pointers in
+/// `unsafe` code and must prove that discipline there.
+pub trait SharedMemory: Send {
+    /// Base address and length in bytes of rank `rank`'s segment (a dangling, non-null
+    /// pointer when the length is zero).
+    fn segment(&self, rank: usize) -> (*mut u8, usize);
+    /// Memory synchronisation plus a barrier of the group (collective): every store any rank
+    /// made to the region before its call is visible to every rank after its call returns.
+    fn sync(&self);
 }

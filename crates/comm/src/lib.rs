@@ -27,7 +27,7 @@ pub mod stats;
 pub mod strategies;
 pub mod topology;
 
-pub use communicator::{CommClass, Communicator};
+pub use communicator::{CommClass, Communicator, SharedMemory};
 pub use element::{displacements, Element, Kind, Payload, ReduceOp, Slice, SliceMut};
 pub use ext::CommExt;
 pub use launch::{foreign_launcher_ranks, ForeignLaunch};

@@ -14,16 +14,26 @@
 //!   `MPI_Abort` with exit code 1, which ends every rank; [`Communicator::fail_collective`]
 //!   prints it once, from rank 0. A panic on any rank should be routed to `fail` by the
 //!   program (see [`install_abort_on_panic`]).
+//! - Statistics ("waiting" under MPI): MPI does not say how much of a blocking call was spent
+//!   idle, so the waiting time recorded is the time spent in calls whose only job is to wait
+//!   for peers: `MPI_Barrier`, blocking `MPI_Recv`, the `MPI_Wait` phase of `exchange_raw`
+//!   (timed apart from posting the `MPI_Isend`/`MPI_Irecv`), of the non-blocking all-to-all-v
+//!   (the overlapped work between start and wait is not counted at all) and of non-blocking
+//!   requests ([`Request::wait`]). Data-moving blocking collectives (reductions, broadcast,
+//!   gathers, scatters, `MPI_Alltoallv`, reduce-scatter) and blocking sends record their whole
+//!   time and no waiting, so waiting is a lower bound of idle time under MPI.
 //! - Threads: when MPI grants `MPI_THREAD_MULTIPLE` calls go straight through; otherwise (at
 //!   least `MPI_THREAD_SERIALIZED` is required) every MPI call is serialised by a process-wide
 //!   lock, which is what makes the handles `Send + Sync`.
 
-use crate::communicator::{CommClass, Communicator};
+use crate::communicator::{CommClass, Communicator, SharedMemory};
 use crate::element::{displacements, Element, Kind, Payload, ReduceOp, Slice, SliceMut};
 use crate::request::{Pending, Request};
 use crate::stats::Stats;
 use mpi::collective::SystemOperation;
 use mpi::datatype::{Equivalence, Partition, PartitionMut};
+use mpi::ffi;
+use mpi::raw::AsRaw;
 use mpi::request::StaticScope;
 use mpi::topology::Communicator as _;
 use mpi::topology::{Color, SimpleCommunicator};
@@ -114,14 +124,32 @@ impl Mpi {
     }
 
     fn timed<R>(&self, class: CommClass, bytes: usize, f: impl FnOnce() -> R) -> R {
+        self.timed_wait(class, bytes, || (f(), Duration::ZERO))
+    }
+
+    /// Like `timed` for calls that measure their own waiting (returned with the result).
+    fn timed_wait<R>(
+        &self,
+        class: CommClass,
+        bytes: usize,
+        f: impl FnOnce() -> (R, Duration),
+    ) -> R {
         let t0 = Instant::now();
-        let r = {
+        let (r, waited) = {
             let _g = guard();
             f()
         };
-        self.stats
-            .record(class, bytes, t0.elapsed(), Duration::ZERO);
+        self.stats.record(class, bytes, t0.elapsed(), waited);
         r
+    }
+
+    /// A call that only waits (barrier, blocking receive): all its time is waiting.
+    fn timed_all_wait<R>(&self, class: CommClass, bytes: usize, f: impl FnOnce() -> R) -> R {
+        self.timed_wait(class, bytes, || {
+            let t0 = Instant::now();
+            let r = f();
+            (r, t0.elapsed())
+        })
     }
 
     fn proc(&self, r: usize) -> mpi::topology::Process<'_> {
@@ -206,19 +234,23 @@ impl Mpi {
         r: &mut [T],
         rc: &[usize],
         overlap: &mut dyn FnMut(),
-    ) {
+    ) -> (Duration, Duration) {
         let sp = Partition::new(s, counts_of(sc), displs_of(sc));
         let mut rp = PartitionMut::new(r, counts_of(rc), displs_of(rc));
         mpi::request::scope(|scope| {
+            let t0 = Instant::now();
             let req = {
                 let _g = guard();
                 self.comm
                     .immediate_all_to_all_varcount_into(scope, &sp, &mut rp)
             };
+            let posting = t0.elapsed();
             overlap();
+            let t1 = Instant::now();
             let _g = guard();
             req.wait();
-        });
+            (posting, t1.elapsed())
+        })
     }
     fn reduce_scatter_t<T: Mpt>(
         &self,
@@ -240,7 +272,7 @@ impl Mpi {
         sends: &[(usize, Slice<'_>)],
         recvs: &mut [(usize, SliceMut<'_>)],
         tag: i32,
-    ) {
+    ) -> Duration {
         mpi::request::scope(|scope| {
             let mut waits: Vec<Box<dyn FnOnce() + '_>> = Vec::new();
             for (src, buf) in recvs.iter_mut() {
@@ -257,10 +289,12 @@ impl Mpi {
                     waits.push(Box::new(move || { req.wait(); }));
                 });
             }
+            let t0 = Instant::now();
             for w in waits {
                 w();
             }
-        });
+            t0.elapsed()
+        })
     }
 }
 
@@ -351,7 +385,7 @@ impl Communicator for Mpi {
         self.stats.clone()
     }
     fn barrier(&self, class: CommClass) {
-        self.timed(class, 0, || self.comm.barrier())
+        self.timed_all_wait(class, 0, || self.comm.barrier())
     }
     fn broadcast_raw(&self, data: SliceMut<'_>, root: usize, class: CommClass) {
         self.timed(class, data.bytes(), || {
@@ -454,14 +488,13 @@ impl Communicator for Mpi {
         class: CommClass,
     ) {
         // Not `timed`: the lock (if any) is taken around start and wait only, so `overlap`
-        // may itself call MPI.
-        let t0 = Instant::now();
+        // may itself call MPI. The overlapped work is not communication time: the call
+        // records posting plus waiting, the latter as waiting time.
         let bytes = send.bytes();
-        crate::with_pair!(send, recv, (s, r) => {
+        let (posting, waiting) = crate::with_pair!(send, recv, (s, r) => {
             self.alltoallv_overlap_t(s, send_counts, r, recv_counts, overlap)
         });
-        self.stats
-            .record(class, bytes, t0.elapsed(), Duration::ZERO);
+        self.stats.record(class, bytes, posting + waiting, waiting);
     }
     fn reduce_scatter_raw(
         &self,
@@ -488,7 +521,7 @@ impl Communicator for Mpi {
     }
     fn recv_raw(&self, data: SliceMut<'_>, src: usize, tag: u32, class: CommClass) {
         let p = self.proc(src);
-        self.timed(class, 0, || {
+        self.timed_all_wait(class, 0, || {
             crate::with_typed!(SliceMut, data, d => { p.receive_into_with_tag(d, mpi_tag(tag)); })
         })
     }
@@ -500,7 +533,9 @@ impl Communicator for Mpi {
         class: CommClass,
     ) {
         let bytes = sends.iter().map(|(_, s)| s.bytes()).sum();
-        self.timed(class, bytes, || self.exchange_t(sends, recvs, mpi_tag(tag)))
+        self.timed_wait(class, bytes, || {
+            ((), self.exchange_t(sends, recvs, mpi_tag(tag)))
+        })
     }
     fn isend_raw(&self, data: Payload, dest: usize, tag: u32, class: CommClass) -> Request {
         let p = self.proc(dest);
@@ -548,10 +583,28 @@ impl Communicator for Mpi {
         sub.map(|s| Arc::new(Mpi::wrap(s, self.stats.clone())) as Arc<dyn Communicator>)
     }
     fn split_shared(&self) -> Arc<dyn Communicator> {
+        let per_node = emulated_ranks_per_node();
         let s = self.timed(CommClass::Other, 0, || {
-            self.comm.split_shared(self.rank as i32)
+            let node = self.comm.split_shared(self.rank as i32);
+            match per_node {
+                // Emulated nodes: consecutive runs of `k` ranks of the real node (still in
+                // shared memory, so shared windows work on them).
+                Some(k) if k < node.size() as usize => {
+                    let colour = Color::with_value((node.rank() as usize / k) as i32);
+                    node.split_by_color_with_key(colour, node.rank())
+                        .expect("every rank has an emulated node")
+                }
+                _ => node,
+            }
         });
         Arc::new(Mpi::wrap(s, self.stats.clone()))
+    }
+    fn allocate_shared(&self, bytes: usize) -> Option<Box<dyn SharedMemory>> {
+        let t0 = Instant::now();
+        let w = MpiSharedWindow::allocate(&self.comm, bytes);
+        self.stats
+            .record(CommClass::Other, 0, t0.elapsed(), Duration::ZERO);
+        w.map(|w| Box::new(w) as Box<dyn SharedMemory>)
     }
     fn fail(&self, message: &str) -> ! {
         use std::io::Write;
@@ -569,6 +622,167 @@ impl Communicator for Mpi {
         // Other ranks wait for rank 0's abort (it reached the same error).
         self.comm.barrier();
         self.comm.abort(1)
+    }
+}
+
+/// An MPI-3 shared-memory window (`MPI_Win_allocate_shared`, displacement unit 1), kept in
+/// one passive-target epoch (`MPI_Win_lock_all` with `MPI_MODE_NOCHECK`) for its whole life so
+/// that ranks access it by plain loads and stores; [`SharedMemory::sync`] is the
+/// `MPI_Win_sync` + `MPI_Barrier` + `MPI_Win_sync` pattern of the MPI-3 standard (§11.7,
+/// "shared memory synchronisation" in the unified model).
+struct MpiSharedWindow {
+    win: ffi::MPI_Win,
+    /// The group's members as a shared-memory communicator (same ranks, same order): the
+    /// window's communicator and the one `sync` barriers on.
+    comm: SimpleCommunicator,
+    /// Every rank's segment: base address in this process and length in bytes.
+    segments: Vec<(*mut u8, usize)>,
+}
+
+// SAFETY: the fields are an MPI window handle, a communicator handle and addresses of the
+// window memory, none of them tied to the creating thread. MPI calls on them are made under
+// `guard()`, i.e. either MPI granted MPI_THREAD_MULTIPLE (any thread may call MPI) or the
+// process-wide lock serialises the calls (MPI_THREAD_SERIALIZED), exactly as for `Mpi` (see
+// its `Send` impl). The addresses are only handed out by `segment`; dereferencing them is the
+// caller's `unsafe` responsibility under the `SharedMemory` contract.
+unsafe impl Send for MpiSharedWindow {}
+
+impl MpiSharedWindow {
+    /// Collective on `comm`. `None` on every rank when the ranks of `comm` do not all share
+    /// memory.
+    fn allocate(comm: &SimpleCommunicator, bytes: usize) -> Option<MpiSharedWindow> {
+        let _g = guard();
+        // The shared-memory split of `comm` has all of `comm`'s ranks, in the same order (key
+        // = rank), exactly when they share memory; every rank sees the same answer.
+        let shared = comm.split_shared(comm.rank());
+        if shared.size() != comm.size() {
+            return None;
+        }
+        let size = ffi::MPI_Aint::try_from(bytes)
+            .expect("planewave-comm: shared window segment too large");
+        let mut base: *mut u8 = std::ptr::null_mut();
+        let mut win = std::mem::MaybeUninit::<ffi::MPI_Win>::uninit();
+        // SAFETY: plain FFI call with valid arguments: `shared` is a live communicator whose
+        // ranks share memory (checked above), `RSMPI_INFO_NULL` is a valid info handle, `base`
+        // is a writable `*mut u8` that receives the segment address (the C prototype takes
+        // `void *` pointing at a pointer) and `win` is writable storage for the handle. On
+        // failure the communicator's default handler (MPI_ERRORS_ARE_FATAL) aborts the job;
+        // the return code is checked all the same before `win` is read.
+        let rc = unsafe {
+            ffi::MPI_Win_allocate_shared(
+                size,
+                1,
+                ffi::RSMPI_INFO_NULL,
+                shared.as_raw(),
+                (&mut base as *mut *mut u8).cast(),
+                win.as_mut_ptr(),
+            )
+        };
+        assert_eq!(
+            rc,
+            ffi::MPI_SUCCESS as i32,
+            "planewave-comm: MPI_Win_allocate_shared failed"
+        );
+        // SAFETY: MPI_Win_allocate_shared succeeded, so it wrote the window handle.
+        let win = unsafe { win.assume_init() };
+        let mut segments = Vec::with_capacity(shared.size() as usize);
+        for r in 0..shared.size() {
+            let mut len: ffi::MPI_Aint = 0;
+            let mut unit: std::os::raw::c_int = 0;
+            let mut ptr: *mut u8 = std::ptr::null_mut();
+            // SAFETY: `win` is the live window just created, `r` a rank of its group, and the
+            // three out-pointers point at writable locals of the types the prototype expects
+            // (`baseptr` is a `void *` through which a pointer is stored).
+            let rc = unsafe {
+                ffi::MPI_Win_shared_query(
+                    win,
+                    r,
+                    &mut len,
+                    &mut unit,
+                    (&mut ptr as *mut *mut u8).cast(),
+                )
+            };
+            assert_eq!(
+                rc,
+                ffi::MPI_SUCCESS as i32,
+                "planewave-comm: MPI_Win_shared_query failed"
+            );
+            let len = usize::try_from(len).expect("negative segment size");
+            if len == 0 || ptr.is_null() {
+                segments.push((std::ptr::NonNull::<u8>::dangling().as_ptr(), 0));
+            } else {
+                segments.push((ptr, len));
+            }
+        }
+        // SAFETY: `win` is live; the passive-target epoch it opens on every rank lasts until
+        // `MPI_Win_unlock_all` in `drop`. MPI_MODE_NOCHECK is valid since no rank ever takes
+        // an exclusive lock on this window (it is private to this struct).
+        let rc = unsafe { ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as i32, win) };
+        assert_eq!(
+            rc,
+            ffi::MPI_SUCCESS as i32,
+            "planewave-comm: MPI_Win_lock_all failed"
+        );
+        Some(MpiSharedWindow {
+            win,
+            comm: shared,
+            segments,
+        })
+    }
+}
+
+impl SharedMemory for MpiSharedWindow {
+    fn segment(&self, rank: usize) -> (*mut u8, usize) {
+        self.segments[rank]
+    }
+    fn sync(&self) {
+        let _g = guard();
+        // SAFETY (both calls): `self.win` is live (freed only in `drop`) and inside the
+        // lock_all epoch opened in `allocate`, which is what MPI_Win_sync requires.
+        // MPI_Win_sync completes this rank's stores to the window memory, the barrier orders
+        // every rank's first sync before every rank's second one, and the second sync makes
+        // the other ranks' completed stores visible to this rank's later loads (MPI-3 §11.7).
+        unsafe { ffi::MPI_Win_sync(self.win) };
+        self.comm.barrier();
+        unsafe { ffi::MPI_Win_sync(self.win) };
+    }
+}
+
+impl Drop for MpiSharedWindow {
+    fn drop(&mut self) {
+        if std::thread::panicking() || mpi::environment::is_finalized() {
+            // Freeing is collective: during unwinding (the job is aborting) or after
+            // MPI_Finalize it could hang or crash, so the window is leaked instead.
+            return;
+        }
+        let _g = guard();
+        // SAFETY: `self.win` is live and in the epoch opened by `allocate`; unlock_all ends
+        // that epoch and MPI_Win_free (collective, called on every rank that drops its handle
+        // in the same collective order, as `Communicator::allocate_shared` requires) releases
+        // the memory. No reference into the memory outlives this struct: `segment` only hands
+        // out raw pointers whose users are bound by the `SharedMemory` contract to stop using
+        // them before the region is dropped.
+        unsafe {
+            ffi::MPI_Win_unlock_all(self.win);
+            ffi::MPI_Win_free(&mut self.win);
+        }
+    }
+}
+
+/// Environment variable that makes [`Communicator::split_shared`] of the MPI back end emulate
+/// nodes of `k` consecutive ranks of each real node (like `ThreadsBuilder::ranks_per_node`),
+/// so that node-aware algorithms can be tested with several nodes on one machine. Unset, empty
+/// or not smaller than the real node: real nodes.
+pub const RANKS_PER_NODE_ENV: &str = "PLANEWAVE_MPI_RANKS_PER_NODE";
+
+fn emulated_ranks_per_node() -> Option<usize> {
+    let v = std::env::var(RANKS_PER_NODE_ENV).ok()?;
+    if v.trim().is_empty() {
+        return None;
+    }
+    match v.trim().parse::<usize>() {
+        Ok(k) if k > 0 => Some(k),
+        _ => panic!("planewave-comm: {RANKS_PER_NODE_ENV}={v:?} is not a positive integer"),
     }
 }
 

@@ -5,7 +5,10 @@
 //! and broadcasts: the buffer size), the wall-clock seconds spent in the call and the part of
 //! them spent blocked waiting for peers. The `Threads` back end measures waiting exactly (time
 //! blocked on its mailbox); the MPI back end cannot see inside a blocking MPI call and reports
-//! as waiting only the time spent in `wait` of non-blocking operations. One [`Stats`] is shared
+//! as waiting the time of calls that only wait (barriers, blocking receives, the wait phase
+//! of exchanges, of the non-blocking all-to-all-v and of requests), a lower bound (see the
+//! `mpi` module doc). The node-aggregated all-to-all-v with a shared window records its node
+//! barriers as waiting. One [`Stats`] is shared
 //! by a rank's world communicator and every communicator split from it, so a run can report
 //! communication per level at the end.
 
