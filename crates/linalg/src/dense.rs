@@ -1,5 +1,12 @@
-//! Dense kernels on one rank, generic over [`Scalar`] (f64 for Γ, c64 otherwise).
+//! Dense kernels on one rank, generic over [`Scalar`] (f64 for Γ, c64 otherwise), on the
+//! default back end ([`default_backend`]); the `Scalar::*_with` methods take it explicitly.
+//!
+//! Contract: matrices are column-major faer matrices; triangular arguments are lower
+//! triangular (strict upper part ignored) and applied from the right as `op(L)` = `L` or
+//! `L^H`. Eigenvalues come ascending. The lowest-n eigensolver computes every pair and keeps
+//! the first n (neither faer nor the `zheevd` path has a partial solver).
 
+use crate::backend::default_backend;
 use crate::scalar::{LinalgError, Scalar};
 use faer::{Mat, MatMut, MatRef};
 
@@ -38,6 +45,72 @@ pub struct HermitianEigen<T: Scalar> {
 pub fn hermitian_eigen<T: Scalar>(h: MatRef<'_, T>) -> Result<HermitianEigen<T>, LinalgError> {
     let (values, vectors) = T::hermitian_eigen(h)?;
     Ok(HermitianEigen { values, vectors })
+}
+
+/// The lowest `n` eigenpairs of the Hermitian matrix `h` (all of them computed, see above).
+pub fn hermitian_eigen_lowest<T: Scalar>(
+    h: MatRef<'_, T>,
+    n: usize,
+) -> Result<HermitianEigen<T>, LinalgError> {
+    let (mut values, vectors) = T::hermitian_eigen(h)?;
+    let n = n.min(values.len());
+    values.truncate(n);
+    Ok(HermitianEigen {
+        values,
+        vectors: vectors.subcols(0, n).to_owned(),
+    })
+}
+
+/// `C = op(A) op(B)` or, with `accumulate`, `C += op(A) op(B)` (`op` = conjugate transpose
+/// where `adj_*` is set).
+pub fn gemm<T: Scalar>(
+    c: MatMut<'_, T>,
+    accumulate: bool,
+    a: MatRef<'_, T>,
+    adj_a: bool,
+    b: MatRef<'_, T>,
+    adj_b: bool,
+) {
+    T::gemm_with(default_backend(), c, accumulate, a, adj_a, b, adj_b)
+}
+
+/// Lower Cholesky factor `L` of the Hermitian positive definite `h = L L^H`.
+pub fn cholesky<T: Scalar>(h: MatRef<'_, T>) -> Result<Mat<T>, LinalgError> {
+    T::cholesky_with(default_backend(), h)
+}
+
+/// Inverse of an invertible lower triangular matrix (lower triangular).
+pub fn triangular_inverse<T: Scalar>(l: MatRef<'_, T>) -> Mat<T> {
+    T::tri_inverse_with(default_backend(), l)
+}
+
+/// Triangular multiply `X <- X op(L)`.
+pub fn trmm_right<T: Scalar>(x: MatMut<'_, T>, l: MatRef<'_, T>, adj: bool) {
+    T::trmm_right_with(default_backend(), x, l, adj)
+}
+
+/// Triangular solve `X <- X op(L)^-1`.
+pub fn trsm_right<T: Scalar>(x: MatMut<'_, T>, l: MatRef<'_, T>, adj: bool) {
+    T::trsm_right_with(default_backend(), x, l, adj)
+}
+
+/// `C += A triu(U)` (`strict`: strict upper triangle only): a triangular rotation.
+pub fn upper_matmul_acc<T: Scalar>(
+    c: MatMut<'_, T>,
+    a: MatRef<'_, T>,
+    u: MatRef<'_, T>,
+    strict: bool,
+) {
+    T::upper_matmul_acc_with(default_backend(), c, a, u, strict)
+}
+
+/// Orthonormalise the columns of `x` in place by Cholesky: `S = X^H X = L L^H`,
+/// `X <- X L^-H` (a triangular solve). Returns `L`.
+pub fn cholesky_orthonormalise<T: Scalar>(mut x: MatMut<'_, T>) -> Result<Mat<T>, LinalgError> {
+    let s = overlap(x.as_ref(), x.as_ref());
+    let l = cholesky(s.as_ref())?;
+    trsm_right(x.as_mut(), l.as_ref(), true);
+    Ok(l)
 }
 
 #[cfg(test)]
