@@ -84,6 +84,16 @@ enum BenchCommand {
         #[arg(long, default_value_t = 2)]
         ranks_per_node: usize,
     },
+    /// GFLOP/s of the subspace kernels (overlap, rotation, triangular rotation, Cholesky
+    /// orthonormalisation; npw 2000/20000 x bands 64/256/1024) and of band-distributed products
+    /// (systolic ring in both neighbour orders vs gather, on 2 Threads ranks). faer vs OpenBLAS
+    /// needs planewave-linalg's `lapack` feature (`cargo run --release -p planewave-linalg
+    /// --features lapack --example linalg_bench`).
+    Linalg {
+        /// A small subset (npw 2000, bands 64 and 256).
+        #[arg(long)]
+        quick: bool,
+    },
     /// Time serial 3-D FFTs (full complex, sphere-restricted, r2c; 24^3 to 120x120x90) in ms and
     /// GFLOP/s, and the distributed slab/pencil transform (Threads ranks) for every transpose
     /// strategy and band-block size. The FFTW ratios need a build with planewave-fft's `fftw`
@@ -132,6 +142,17 @@ fn main() -> ExitCode {
             Ok(spec) => run_relax(spec, &input, json, quiet),
             Err(e) => fail(&e.to_string()),
         },
+        Command::Bench {
+            what: BenchCommand::Linalg { quick },
+        } => {
+            let opts = if quick {
+                planewave_linalg::bench::BenchOptions::quick()
+            } else {
+                planewave_linalg::bench::BenchOptions::full()
+            };
+            print!("{}", planewave_linalg::bench::run_linalg_bench(&opts));
+            ExitCode::SUCCESS
+        }
         Command::Bench {
             what: BenchCommand::Fft { threads, ranks },
         } => {
