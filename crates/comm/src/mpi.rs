@@ -235,6 +235,14 @@ impl Mpi {
         rc: &[usize],
         overlap: &mut dyn FnMut(),
     ) -> (Duration, Duration) {
+        // OpenMPI 4.1's MPI_Ialltoallv (libnbc) never completed on a rank whose send buffer was
+        // empty (measured: 2 ranks, one sending 3 values, the other nothing, after earlier calls).
+        // An empty Rust slice has a dangling address; a one-element stand-in with the same zero
+        // counts gives MPI a real buffer and the exchange completes (the counts are unchanged,
+        // nothing is read from or written to the stand-ins).
+        let (stand_in_s, mut stand_in_r) = ([T::default()], [T::default()]);
+        let s = if s.is_empty() { &stand_in_s[..] } else { s };
+        let r = if r.is_empty() { &mut stand_in_r[..] } else { r };
         let sp = Partition::new(s, counts_of(sc), displs_of(sc));
         let mut rp = PartitionMut::new(r, counts_of(rc), displs_of(rc));
         mpi::request::scope(|scope| {
