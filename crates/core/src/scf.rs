@@ -191,40 +191,27 @@ pub fn run_from(
         Some(s) => (Some(s.density_g), s.wavefunctions),
         None => (None, None),
     };
-    let real = basis.kpoints.iter().any(|k| k.is_gamma_real());
-    match wavefunctions {
-        Some(Wavefunctions::Real(psi)) if real => run_with::<f64>(
+    // Bands of the other representation (real vs complex) cannot seed this run: start fresh.
+    if basis.kpoints.iter().any(|k| k.is_gamma_real()) {
+        let psi = match wavefunctions {
+            Some(Wavefunctions::Real(p)) => Some(p),
+            _ => None,
+        };
+        run_with::<f64>(
             model,
             basis,
             params,
-            (density, Some(psi)),
+            (density, psi),
             on_iteration,
             Wavefunctions::Real,
-        ),
-        Some(Wavefunctions::Complex(psi)) if !real => run_with::<Complex64>(
-            model,
-            basis,
-            params,
-            (density, Some(psi)),
-            on_iteration,
-            Wavefunctions::Complex,
-        ),
-        _ if real => run_with::<f64>(
-            model,
-            basis,
-            params,
-            (density, None),
-            on_iteration,
-            Wavefunctions::Real,
-        ),
-        _ => run_with::<Complex64>(
-            model,
-            basis,
-            params,
-            (density, None),
-            on_iteration,
-            Wavefunctions::Complex,
-        ),
+        )
+    } else {
+        let psi = match wavefunctions {
+            Some(Wavefunctions::Complex(p)) => Some(p),
+            _ => None,
+        };
+        let wrap = Wavefunctions::Complex;
+        run_with::<Complex64>(model, basis, params, (density, psi), on_iteration, wrap)
     }
 }
 
