@@ -78,7 +78,8 @@ impl BandScalar for Complex64 {
                         .expect("band blocks are column-major")
                         .as_slice_mut();
                     let x = column(psi, j);
-                    kpt.map.scatter(x, grid);
+                    kpt.sticks.clear_lines(grid);
+                    kpt.map.place(x, grid);
                     fft.backward_sphere(grid, work, &kpt.sticks);
                     for (g, v) in grid.iter_mut().zip(veff) {
                         *g *= v;
@@ -97,7 +98,8 @@ impl BandScalar for Complex64 {
             .filter(|&b| weights[b].abs() > 1e-16)
             .collect();
         sum_over_grid(&bands, fft.grid().len(), acc, |&b, grid, work, sum| {
-            kpt.map.scatter(psi.col_as_slice(b), grid);
+            kpt.sticks.clear_lines(grid);
+            kpt.map.place(psi.col_as_slice(b), grid);
             fft.backward_sphere(grid, work, &kpt.sticks);
             for (a, z) in sum.iter_mut().zip(grid.iter()) {
                 *a += weights[b] * z.norm_sqr();
@@ -162,7 +164,7 @@ fn coeff(x: &[f64], h: usize) -> Complex64 {
 /// Place bands a and b (b optional) as psi_a + i psi_b on the full grid.
 fn scatter_pair(kpt: &Kpoint, a: &[f64], b: Option<&[f64]>, grid: &mut [Complex64]) {
     let neg = kpt.map_neg.as_ref().expect("Γ-real k-point");
-    grid.fill(Complex64::new(0.0, 0.0));
+    kpt.sticks.clear_lines(grid);
     let i = Complex64::new(0.0, 1.0);
     for (h, (&ip, &im)) in kpt.map.indices().iter().zip(neg.indices()).enumerate() {
         let za = coeff(a, h);

@@ -1,9 +1,16 @@
 //! `Fft3d`: the serial (one-rank) 3-D complex FFT on a C-order grid, from cached rustfft plans.
 //!
-//! Axis 2 is contiguous and transformed in place; axis 1 is transformed plane by plane through a
-//! small per-thread buffer of gathered columns; axis 0 is gathered block-wise into the caller's
-//! work buffer, transformed there in the same pass, and written back a few planes at a time.
-//! Lines are dealt to rayon threads in batches.
+//! Axis 2 is contiguous and transformed in place. Axis 1 is done plane by plane right after
+//! (backward) or before (forward) axis 2 of the same plane, so the plane is still in cache;
+//! its columns are copied [`COLS`] at a time into a small per-thread block of contiguous
+//! lines, transformed there and copied back. Axis 0 works the same way on blocks of `COLS`
+//! columns of the `n0 x (n1 n2)` view, in place: each thread owns a range of columns of every
+//! plane. Sphere transforms skip what is zero (backward: rows outside the sticks are not read)
+//! and what is not wanted (forward: rows outside the sticks are not written back).
+//!
+//! The `work` argument of the transforms is checked for size but not used: every pass works in
+//! place with small per-thread blocks (the argument stays so that callers keep one grid-sized
+//! scratch per thread, which earlier versions needed, without an API change).
 
 use crate::grid::FftGrid;
 use crate::C64;
@@ -13,6 +20,12 @@ use std::sync::Arc;
 
 /// Lines per rayon task (amortises task overhead on small grids).
 const LINES_PER_TASK: usize = 16;
+
+/// Columns copied into one block of contiguous lines in the strided passes: 16 columns are
+/// 256 contiguous bytes of a row, and a block of 16 lines of up to 128 points fits in L1.
+const COLS: usize = 16;
+
+const ZERO: C64 = C64 { re: 0.0, im: 0.0 };
 
 /// Forward and inverse 1-D plans for the three axes of one grid.
 pub struct Fft3d {
@@ -26,6 +39,9 @@ impl std::fmt::Debug for Fft3d {
         f.debug_struct("Fft3d").field("grid", &self.grid).finish()
     }
 }
+
+/// Which rows of a strided pass hold data (`None`: all of them).
+type RowMask<'a> = Option<&'a [bool]>;
 
 impl Fft3d {
     /// Plan the transforms for `grid` (plans of equal length are shared by rustfft's planner).
@@ -42,47 +58,54 @@ impl Fft3d {
         self.grid
     }
 
-    /// `f(G) = (1/N) sum_r f(r) e^{-iG.r}` in place. `work` must hold `grid().len()` values.
+    /// `f(G) = (1/N) sum_r f(r) e^{-iG.r}` in place (`work`: at least `grid().len()` values).
     pub fn forward(&self, data: &mut [C64], work: &mut [C64]) {
-        self.transform(data, work, &self.fwd);
+        self.forward_unnormalized(data, work);
         let s = 1.0 / self.grid.len() as f64;
         data.par_iter_mut().for_each(|x| *x *= s);
     }
 
     /// `f(G) = sum_r f(r) e^{-iG.r}` in place (no 1/N normalisation).
     pub fn forward_unnormalized(&self, data: &mut [C64], work: &mut [C64]) {
-        self.transform(data, work, &self.fwd);
+        self.check(data, work);
+        self.axis0(data, &self.fwd[0], None, None);
+        self.planes(data, &self.fwd, false, None);
     }
 
-    /// `f(r) = sum_G f(G) e^{iG.r}` in place. `work` must hold `grid().len()` values.
+    /// `f(r) = sum_G f(G) e^{iG.r}` in place (`work`: at least `grid().len()` values).
     pub fn backward(&self, data: &mut [C64], work: &mut [C64]) {
-        self.transform(data, work, &self.inv);
+        self.check(data, work);
+        self.planes(data, &self.inv, true, None);
+        self.axis0(data, &self.inv[0], None, None);
     }
 
-    /// Backward transform of a field whose coefficients lie only in the columns and planes of
-    /// `sticks` (e.g. a wavefunction sphere): z-lines and y-planes outside them are skipped.
+    /// Backward transform of a field whose coefficients lie only in the z-lines of `sticks`
+    /// (e.g. a wavefunction sphere). Only those lines of `data` are read: the rest of the
+    /// input may hold anything (it is overwritten by the result).
     pub fn backward_sphere(&self, data: &mut [C64], work: &mut [C64], sticks: &Sticks) {
         self.check(data, work);
-        self.axis2(data, &self.inv[2], Some(&sticks.lines));
-        self.axis1(data, &self.inv[1], Some(&sticks.planes));
-        self.axis0(data, work, &self.inv[0]);
+        self.planes(data, &self.inv, true, Some(sticks));
+        self.axis0(data, &self.inv[0], Some(&sticks.planes), None);
     }
 
-    /// Unnormalised forward transform, computing only the coefficients inside `sticks`
-    /// (everything else in `data` is left undefined).
+    /// Unnormalised forward transform, computing only the coefficients on the z-lines of
+    /// `sticks` (everything else in `data` is left undefined).
     pub fn forward_sphere_unnormalized(&self, data: &mut [C64], work: &mut [C64], sticks: &Sticks) {
         self.check(data, work);
-        self.axis0(data, work, &self.fwd[0]);
-        self.axis1(data, &self.fwd[1], Some(&sticks.planes));
-        self.axis2(data, &self.fwd[2], Some(&sticks.lines));
+        self.axis0(data, &self.fwd[0], None, Some(&sticks.planes));
+        self.planes(data, &self.fwd, false, Some(sticks));
     }
 
     /// Axes 0 and 1 only (the a3 axis is done by the caller, e.g. [`crate::RealFft3d`]).
     pub(crate) fn axes01(&self, data: &mut [C64], work: &mut [C64], inverse: bool) {
         self.check(data, work);
         let plans = if inverse { &self.inv } else { &self.fwd };
-        self.axis1(data, &plans[1], None);
-        self.axis0(data, work, &plans[0]);
+        let m = self.grid.dims[1] * self.grid.dims[2];
+        data.par_chunks_mut(m).for_each_init(
+            || StridedBuffers::new(&plans[1]),
+            |bufs, plane| self.axis1(plane, &plans[1], None, None, bufs),
+        );
+        self.axis0(data, &plans[0], None, None);
     }
 
     fn check(&self, data: &[C64], work: &[C64]) {
@@ -91,107 +114,146 @@ impl Fft3d {
         assert!(work.len() >= n, "FFT work buffer too small");
     }
 
-    fn transform(&self, data: &mut [C64], work: &mut [C64], plans: &[Arc<dyn Fft<f64>>; 3]) {
-        self.check(data, work);
-        self.axis2(data, &plans[2], None);
-        self.axis1(data, &plans[1], None);
-        self.axis0(data, work, &plans[0]);
-    }
-
-    /// Axis 2: contiguous lines, in place (only those flagged in `lines`, if given).
-    fn axis2(&self, data: &mut [C64], plan: &Arc<dyn Fft<f64>>, lines_mask: Option<&[bool]>) {
-        let n2 = self.grid.dims[2];
-        match lines_mask {
-            None => lines(data, n2, plan),
-            Some(mask) => {
-                let s = plan.get_inplace_scratch_len();
-                data.par_chunks_mut(n2)
-                    .zip(mask.par_iter())
-                    .filter(|(_, &on)| on)
-                    .for_each_init(
-                        || vec![C64::new(0.0, 0.0); s],
-                        |scratch, (line, _)| plan.process_with_scratch(line, scratch),
-                    );
-            }
-        }
-    }
-
-    /// Axis 1: inside each (contiguous) plane, gather B columns into scratch lines, transform,
-    /// scatter back (only planes flagged in `planes`, if given).
-    fn axis1(&self, data: &mut [C64], plan: &Arc<dyn Fft<f64>>, planes: Option<&[bool]>) {
+    /// Axes 2 and 1 of every plane (only the planes and z-lines of `sticks`, if given), plane
+    /// by plane: axis 2 then 1 (`backward`) or 1 then 2.
+    fn planes(
+        &self,
+        data: &mut [C64],
+        plans: &[Arc<dyn Fft<f64>>; 3],
+        backward: bool,
+        sticks: Option<&Sticks>,
+    ) {
         let [_, n1, n2] = self.grid.dims;
         let m = n1 * n2;
-        let s1 = plan.get_inplace_scratch_len();
+        let s2 = plans[2].get_inplace_scratch_len();
         data.par_chunks_mut(m)
             .enumerate()
-            .filter(|(i0, _)| planes.is_none_or(|p| p[*i0]))
+            .filter(|(i0, _)| sticks.is_none_or(|s| s.planes[*i0]))
             .for_each_init(
-                || {
-                    (
-                        vec![C64::new(0.0, 0.0); BLOCK * n1],
-                        vec![C64::new(0.0, 0.0); s1],
-                    )
-                },
-                |(lines_buf, scratch), (_, plane)| {
-                    for c0 in (0..n2).step_by(BLOCK) {
-                        let nc = BLOCK.min(n2 - c0);
-                        let buf = &mut lines_buf[..nc * n1];
-                        for i1 in 0..n1 {
-                            let row = &plane[i1 * n2 + c0..i1 * n2 + c0 + nc];
-                            for (c, &v) in row.iter().enumerate() {
-                                buf[c * n1 + i1] = v;
+                || (StridedBuffers::new(&plans[1]), vec![ZERO; s2]),
+                |(bufs, scratch2), (i0, plane)| {
+                    let lines = sticks.map(|s| &s.lines[i0 * n1..(i0 + 1) * n1]);
+                    let axis2 = |plane: &mut [C64], scratch2: &mut Vec<C64>| match lines {
+                        None => plans[2].process_with_scratch(plane, scratch2),
+                        Some(mask) => {
+                            for (line, _) in plane.chunks_exact_mut(n2).zip(mask).filter(|x| *x.1) {
+                                plans[2].process_with_scratch(line, scratch2);
                             }
                         }
-                        plan.process_with_scratch(buf, scratch);
-                        for i1 in 0..n1 {
-                            let row = &mut plane[i1 * n2 + c0..i1 * n2 + c0 + nc];
-                            for (c, v) in row.iter_mut().enumerate() {
-                                *v = buf[c * n1 + i1];
-                            }
-                        }
+                    };
+                    if backward {
+                        axis2(plane, scratch2);
+                        self.axis1(plane, &plans[1], lines, None, bufs);
+                    } else {
+                        self.axis1(plane, &plans[1], None, lines, bufs);
+                        axis2(plane, scratch2);
                     }
                 },
             );
     }
 
-    /// Axis 0: gather blocks of B columns of the (n0 x m) view into `work` as contiguous lines
-    /// and transform them there (one fused pass), then write back plane by plane.
-    fn axis0(&self, data: &mut [C64], work: &mut [C64], plan: &Arc<dyn Fft<f64>>) {
+    /// Axis 1 of one plane: columns in blocks of [`COLS`]; rows outside `read` count as zero,
+    /// rows outside `write` are not written back.
+    fn axis1(
+        &self,
+        plane: &mut [C64],
+        plan: &Arc<dyn Fft<f64>>,
+        read: RowMask<'_>,
+        write: RowMask<'_>,
+        bufs: &mut StridedBuffers,
+    ) {
+        let [_, n1, n2] = self.grid.dims;
+        let mut rows: Vec<&mut [C64]> = plane.chunks_exact_mut(n2).collect();
+        for c0 in (0..n2).step_by(COLS) {
+            let nc = COLS.min(n2 - c0);
+            bufs.columns(&mut rows, c0, nc, n1, plan, read, write);
+        }
+    }
+
+    /// Axis 0: the `n0 x (n1 n2)` view in blocks of [`COLS`] columns, in place; every thread
+    /// takes a contiguous range of columns of all planes. Planes outside `read` count as zero,
+    /// planes outside `write` are not written back.
+    fn axis0(
+        &self,
+        data: &mut [C64],
+        plan: &Arc<dyn Fft<f64>>,
+        read: RowMask<'_>,
+        write: RowMask<'_>,
+    ) {
         let [n0, n1, n2] = self.grid.dims;
         let m = n1 * n2;
-        let work = &mut work[..n0 * m];
-        let s0 = plan.get_inplace_scratch_len();
-        let src: &[C64] = data;
-        work.par_chunks_mut(n0 * BLOCK).enumerate().for_each_init(
-            || vec![C64::new(0.0, 0.0); s0],
-            |scratch, (blk, w)| {
-                let c0 = blk * BLOCK;
-                let nc = w.len() / n0;
-                for i0 in 0..n0 {
-                    let run = &src[i0 * m + c0..i0 * m + c0 + nc];
-                    for (c, &v) in run.iter().enumerate() {
-                        w[c * n0 + i0] = v;
-                    }
+        // Column ranges: a few per thread for balance, each a whole number of blocks.
+        let parts = (4 * rayon::current_num_threads())
+            .min(m.div_ceil(COLS))
+            .max(1);
+        let width = m.div_ceil(parts).div_ceil(COLS) * COLS;
+        let mut ranges: Vec<Vec<&mut [C64]>> = (0..m.div_ceil(width))
+            .map(|_| Vec::with_capacity(n0))
+            .collect();
+        for plane in data.chunks_exact_mut(m) {
+            for (range, piece) in ranges.iter_mut().zip(plane.chunks_mut(width)) {
+                range.push(piece);
+            }
+        }
+        ranges.into_par_iter().for_each_init(
+            || StridedBuffers::new(plan),
+            |bufs, mut rows| {
+                let w = rows[0].len();
+                for c0 in (0..w).step_by(COLS) {
+                    bufs.columns(&mut rows, c0, COLS.min(w - c0), n0, plan, read, write);
                 }
-                plan.process_with_scratch(w, scratch);
             },
         );
-        // Write back PLANES planes per task: each cache line of `work` (consecutive i0) is read
-        // once, instead of once per plane with a stride of n0 (which thrashes the cache sets
-        // for power-of-two n0).
-        let w: &[C64] = work;
-        data.par_chunks_mut(m * PLANES)
-            .enumerate()
-            .for_each(|(blk, planes)| {
-                let i00 = blk * PLANES;
-                let np = planes.len() / m;
-                for j in 0..m {
-                    let src = &w[j * n0 + i00..j * n0 + i00 + np];
-                    for (p, &v) in src.iter().enumerate() {
-                        planes[p * m + j] = v;
-                    }
+    }
+}
+
+/// Per-thread buffers of a strided pass: a block of `COLS` contiguous lines and FFT scratch.
+struct StridedBuffers {
+    lines: Vec<C64>,
+    scratch: Vec<C64>,
+}
+
+impl StridedBuffers {
+    fn new(plan: &Arc<dyn Fft<f64>>) -> Self {
+        Self {
+            lines: vec![ZERO; COLS * plan.len()],
+            scratch: vec![ZERO; plan.get_inplace_scratch_len()],
+        }
+    }
+
+    /// Transform columns `c0..c0 + nc` of `rows` (`n` rows): copy them into contiguous lines
+    /// (rows outside `read` as zeros), transform, copy back (rows inside `write`).
+    #[allow(clippy::too_many_arguments)]
+    fn columns(
+        &mut self,
+        rows: &mut [&mut [C64]],
+        c0: usize,
+        nc: usize,
+        n: usize,
+        plan: &Arc<dyn Fft<f64>>,
+        read: RowMask<'_>,
+        write: RowMask<'_>,
+    ) {
+        let lines = &mut self.lines[..nc * n];
+        for (i, row) in rows.iter().enumerate() {
+            if read.is_none_or(|r| r[i]) {
+                for (line, &v) in lines.chunks_exact_mut(n).zip(&row[c0..c0 + nc]) {
+                    line[i] = v;
                 }
-            });
+            } else {
+                for line in lines.chunks_exact_mut(n) {
+                    line[i] = ZERO;
+                }
+            }
+        }
+        plan.process_with_scratch(lines, &mut self.scratch);
+        for (i, row) in rows.iter_mut().enumerate() {
+            if write.is_none_or(|w| w[i]) {
+                for (line, v) in lines.chunks_exact(n).zip(&mut row[c0..c0 + nc]) {
+                    *v = line[i];
+                }
+            }
+        }
     }
 }
 
@@ -223,13 +285,17 @@ impl Sticks {
     pub fn n_lines(&self) -> usize {
         self.lines.iter().filter(|&&b| b).count()
     }
+
+    /// Zero the z-lines of the sticks in `data` (a grid of `n0 n1 n2` values): all that
+    /// [`Fft3d::backward_sphere`] reads, so the rest of the grid need not be cleared before
+    /// the sphere coefficients are placed.
+    pub fn clear_lines(&self, data: &mut [C64]) {
+        let n2 = data.len() / self.lines.len();
+        for (line, _) in data.chunks_exact_mut(n2).zip(&self.lines).filter(|x| *x.1) {
+            line.fill(ZERO);
+        }
+    }
 }
-
-/// Columns gathered per block in the strided passes.
-const BLOCK: usize = 8;
-
-/// Planes written back together after the axis-0 pass.
-const PLANES: usize = 8;
 
 /// Transform every contiguous line of length `len` in `buf`.
 pub(crate) fn lines(buf: &mut [C64], len: usize, plan: &Arc<dyn Fft<f64>>) {
@@ -297,38 +363,46 @@ mod tests {
 
     #[test]
     fn sphere_transforms_equal_full_ones_on_the_sphere() {
-        let dims = [12, 10, 9];
-        let grid = FftGrid { dims };
-        let fft = Fft3d::new(grid);
-        let millers: Vec<[i32; 3]> = (-2..=2)
-            .flat_map(|a| (-2..=2).flat_map(move |b| (-2..=2).map(move |c| [a, b, c])))
-            .filter(|m| m[0] * m[0] + m[1] * m[1] + m[2] * m[2] <= 5)
-            .collect();
-        let sticks = Sticks::new(grid, &millers);
-        assert!(sticks.n_lines() < dims[0] * dims[1] / 2);
-        let n = grid.len();
-        let mut full = vec![C64::new(0.0, 0.0); n];
-        for (i, m) in millers.iter().enumerate() {
-            full[miller_to_index(dims, *m)] = C64::new(i as f64 * 0.1, 1.0 - i as f64 * 0.05);
-        }
-        let mut sph = full.clone();
-        let mut work = vec![C64::new(0.0, 0.0); n];
-        fft.backward(&mut full, &mut work);
-        fft.backward_sphere(&mut sph, &mut work, &sticks);
-        for (a, b) in full.iter().zip(&sph) {
-            assert!((a - b).norm() < 1e-12);
-        }
-        // Multiply by a real field and come back: compare on the sphere only.
-        for (i, (a, b)) in full.iter_mut().zip(sph.iter_mut()).enumerate() {
-            let v = 1.0 + (i as f64 * 0.01).cos();
-            *a *= v;
-            *b *= v;
-        }
-        fft.forward_unnormalized(&mut full, &mut work);
-        fft.forward_sphere_unnormalized(&mut sph, &mut work, &sticks);
-        for m in &millers {
-            let k = miller_to_index(dims, *m);
-            assert!((full[k] - sph[k]).norm() < 1e-10 * full[k].norm().max(1.0));
+        // Small, odd and larger-than-a-block grids (several column ranges and partial blocks).
+        for (dims, r) in [([12, 10, 9], 2), ([20, 18, 35], 4), ([9, 40, 24], 3)] {
+            let grid = FftGrid { dims };
+            let fft = Fft3d::new(grid);
+            let millers: Vec<[i32; 3]> = (-r..=r)
+                .flat_map(|a| (-r..=r).flat_map(move |b| (-r..=r).map(move |c| [a, b, c])))
+                .filter(|m| m[0] * m[0] + m[1] * m[1] + m[2] * m[2] <= r * r + 1)
+                .collect();
+            let sticks = Sticks::new(grid, &millers);
+            assert!(sticks.n_lines() < dims[0] * dims[1] / 2);
+            let n = grid.len();
+            let mut full = vec![C64::new(0.0, 0.0); n];
+            for (i, m) in millers.iter().enumerate() {
+                full[miller_to_index(dims, *m)] = C64::new(i as f64 * 0.1, 1.0 - i as f64 * 0.05);
+            }
+            // Outside its z-lines the sphere transform must not read its input.
+            let mut sph = full.clone();
+            for (i, v) in sph.iter_mut().enumerate() {
+                if !sticks.lines[i / dims[2]] {
+                    *v = C64::new(f64::NAN, f64::NAN);
+                }
+            }
+            let mut work = vec![C64::new(0.0, 0.0); n];
+            fft.backward(&mut full, &mut work);
+            fft.backward_sphere(&mut sph, &mut work, &sticks);
+            for (a, b) in full.iter().zip(&sph) {
+                assert!((a - b).norm() < 1e-12, "{dims:?}: {a} vs {b}");
+            }
+            // Multiply by a real field and come back: compare on the sphere only.
+            for (i, (a, b)) in full.iter_mut().zip(sph.iter_mut()).enumerate() {
+                let v = 1.0 + (i as f64 * 0.01).cos();
+                *a *= v;
+                *b *= v;
+            }
+            fft.forward_unnormalized(&mut full, &mut work);
+            fft.forward_sphere_unnormalized(&mut sph, &mut work, &sticks);
+            for m in &millers {
+                let k = miller_to_index(dims, *m);
+                assert!((full[k] - sph[k]).norm() < 1e-10 * full[k].norm().max(1.0));
+            }
         }
     }
 

@@ -39,6 +39,13 @@ impl SphereMap {
     pub fn scatter(&self, coeffs: &[C64], grid_data: &mut [C64]) {
         debug_assert_eq!(coeffs.len(), self.indices.len());
         grid_data.fill(C64::new(0.0, 0.0));
+        self.place(coeffs, grid_data);
+    }
+    /// Place `coeffs` at their grid points, leaving the rest of `grid_data` as it is (after
+    /// [`Sticks::clear_lines`](crate::Sticks::clear_lines) this is the input of a sphere
+    /// transform).
+    pub fn place(&self, coeffs: &[C64], grid_data: &mut [C64]) {
+        debug_assert_eq!(coeffs.len(), self.indices.len());
         for (&i, &c) in self.indices.iter().zip(coeffs) {
             grid_data[i] = c;
         }
