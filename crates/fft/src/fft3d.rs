@@ -96,15 +96,21 @@ impl Fft3d {
         self.planes(data, &self.fwd, false, Some(sticks));
     }
 
-    /// Axes 0 and 1 only (the a3 axis is done by the caller, e.g. [`crate::RealFft3d`]).
-    pub(crate) fn axes01(&self, data: &mut [C64], work: &mut [C64], inverse: bool) {
-        self.check(data, work);
+    /// Buffers for [`Fft3d::plane_axis1`] (one set per thread).
+    pub(crate) fn plane_buffers(&self) -> StridedBuffers {
+        StridedBuffers::new(&self.fwd[1])
+    }
+
+    /// Axis 1 of one plane (`n1 n2` values), for callers that do axis 2 themselves
+    /// ([`crate::RealFft3d`]).
+    pub(crate) fn plane_axis1(&self, plane: &mut [C64], inverse: bool, bufs: &mut StridedBuffers) {
         let plans = if inverse { &self.inv } else { &self.fwd };
-        let m = self.grid.dims[1] * self.grid.dims[2];
-        data.par_chunks_mut(m).for_each_init(
-            || StridedBuffers::new(&plans[1]),
-            |bufs, plane| self.axis1(plane, &plans[1], None, None, bufs),
-        );
+        self.axis1(plane, &plans[1], None, None, bufs);
+    }
+
+    /// Axis 0 of the whole grid.
+    pub(crate) fn full_axis0(&self, data: &mut [C64], inverse: bool) {
+        let plans = if inverse { &self.inv } else { &self.fwd };
         self.axis0(data, &plans[0], None, None);
     }
 
@@ -208,7 +214,7 @@ impl Fft3d {
 }
 
 /// Per-thread buffers of a strided pass: a block of `COLS` contiguous lines and FFT scratch.
-struct StridedBuffers {
+pub(crate) struct StridedBuffers {
     lines: Vec<C64>,
     scratch: Vec<C64>,
 }

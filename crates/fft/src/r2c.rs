@@ -11,9 +11,10 @@
 //!
 //! Along a3 two real lines are transformed as one complex line (`x + iy`) and separated with
 //! the symmetry of their spectra, which works for every `n2`; a1 and a2 are complex transforms
-//! of the half spectrum. Work is about half that of the complex transform of the same grid.
+//! of the half spectrum (a3 and a2 plane by plane, then a1). Work is about half that of the
+//! complex transform of the same grid. `work` is checked for size only (see [`Fft3d`]).
 
-use crate::fft3d::Fft3d;
+use crate::fft3d::{Fft3d, StridedBuffers};
 use crate::grid::FftGrid;
 use crate::C64;
 use rayon::prelude::*;
@@ -76,51 +77,85 @@ impl RealFft3d {
 
     /// `F(G) = sum_r f(r) e^{-iG.r}` on the half spectrum.
     pub fn forward_unnormalized(&self, real: &[f64], half: &mut [C64], work: &mut [C64]) {
-        self.check(real, half);
-        let n = self.grid.dims[2];
+        self.check(real, half, work);
+        let [_, n1, n] = self.grid.dims;
         let nh = n / 2 + 1;
-        let plan = &self.fwd2;
-        let s = plan.get_inplace_scratch_len();
-        real.par_chunks(2 * n)
-            .zip(half.par_chunks_mut(2 * nh))
+        // Plane by plane: a3 (two real lines at a time), then a2 while the plane is in cache.
+        real.par_chunks(n1 * n)
+            .zip(half.par_chunks_mut(n1 * nh))
             .for_each_init(
-                || (vec![ZERO; n], vec![ZERO; s]),
-                |(z, scratch), (r, h)| {
-                    let two = r.len() == 2 * n;
-                    if two {
-                        for (j, zj) in z.iter_mut().enumerate() {
-                            *zj = C64::new(r[j], r[n + j]);
-                        }
-                    } else {
-                        for (zj, &x) in z.iter_mut().zip(r) {
-                            *zj = C64::new(x, 0.0);
-                        }
+                || self.plane_buffers(),
+                |(z, scratch, bufs), (r, h)| {
+                    for (r, h) in r.chunks(2 * n).zip(h.chunks_mut(2 * nh)) {
+                        self.forward_lines(r, h, z, scratch);
                     }
-                    plan.process_with_scratch(z, scratch);
-                    let (hx, hy) = h.split_at_mut(nh);
-                    for k in 0..nh {
-                        let a = z[k];
-                        let b = z[(n - k) % n].conj();
-                        hx[k] = (a + b) * 0.5;
-                        if two {
-                            // (a - b) / 2i
-                            let d = a - b;
-                            hy[k] = C64::new(0.5 * d.im, -0.5 * d.re);
-                        }
-                    }
+                    self.half.plane_axis1(h, false, bufs);
                 },
             );
-        self.half.axes01(half, work, false);
+        self.half.full_axis0(half, false);
     }
 
     /// `f(r) = sum_G F(G) e^{iG.r}` from the half spectrum (which is overwritten).
     pub fn backward(&self, half: &mut [C64], real: &mut [f64], work: &mut [C64]) {
-        self.check(real, half);
-        self.half.axes01(half, work, true);
+        self.check(real, half, work);
+        let [_, n1, n] = self.grid.dims;
+        let nh = n / 2 + 1;
+        self.half.full_axis0(half, true);
+        real.par_chunks_mut(n1 * n)
+            .zip(half.par_chunks_mut(n1 * nh))
+            .for_each_init(
+                || self.plane_buffers(),
+                |(z, scratch, bufs), (r, h)| {
+                    self.half.plane_axis1(h, true, bufs);
+                    for (r, h) in r.chunks_mut(2 * n).zip(h.chunks(2 * nh)) {
+                        self.backward_lines(h, r, z, scratch);
+                    }
+                },
+            );
+    }
+
+    /// Per-thread buffers: one complex line, a3 FFT scratch, a2 blocks.
+    fn plane_buffers(&self) -> (Vec<C64>, Vec<C64>, StridedBuffers) {
+        let n = self.grid.dims[2];
+        let s = self
+            .fwd2
+            .get_inplace_scratch_len()
+            .max(self.inv2.get_inplace_scratch_len());
+        (vec![ZERO; n], vec![ZERO; s], self.half.plane_buffers())
+    }
+
+    /// a3 forward of one or two real lines `r` into their half lines `h`, as one complex FFT.
+    fn forward_lines(&self, r: &[f64], h: &mut [C64], z: &mut [C64], scratch: &mut [C64]) {
         let n = self.grid.dims[2];
         let nh = n / 2 + 1;
-        let plan = &self.inv2;
-        let s = plan.get_inplace_scratch_len();
+        let two = r.len() == 2 * n;
+        if two {
+            for (j, zj) in z.iter_mut().enumerate() {
+                *zj = C64::new(r[j], r[n + j]);
+            }
+        } else {
+            for (zj, &x) in z.iter_mut().zip(r) {
+                *zj = C64::new(x, 0.0);
+            }
+        }
+        self.fwd2.process_with_scratch(z, scratch);
+        let (hx, hy) = h.split_at_mut(nh);
+        for k in 0..nh {
+            let a = z[k];
+            let b = z[(n - k) % n].conj();
+            hx[k] = (a + b) * 0.5;
+            if two {
+                // (a - b) / 2i
+                let d = a - b;
+                hy[k] = C64::new(0.5 * d.im, -0.5 * d.re);
+            }
+        }
+    }
+
+    /// a3 backward of one or two half lines `h` into real lines `r`, as one complex FFT.
+    fn backward_lines(&self, h: &[C64], r: &mut [f64], z: &mut [C64], scratch: &mut [C64]) {
+        let n = self.grid.dims[2];
+        let nh = n / 2 + 1;
         // Hermitian extension of one half line, with the self-conjugate entries made real.
         let ext = |h: &[C64], k: usize| -> C64 {
             if k == 0 || 2 * k == n {
@@ -131,39 +166,36 @@ impl RealFft3d {
                 h[n - k].conj()
             }
         };
-        real.par_chunks_mut(2 * n)
-            .zip(half.par_chunks(2 * nh))
-            .for_each_init(
-                || (vec![ZERO; n], vec![ZERO; s]),
-                |(z, scratch), (r, h)| {
-                    let two = r.len() == 2 * n;
-                    let hx = &h[..nh];
-                    if two {
-                        let hy = &h[nh..];
-                        for (k, zk) in z.iter_mut().enumerate() {
-                            let x = ext(hx, k);
-                            let y = ext(hy, k);
-                            *zk = C64::new(x.re - y.im, x.im + y.re);
-                        }
-                    } else {
-                        for (k, zk) in z.iter_mut().enumerate() {
-                            *zk = ext(hx, k);
-                        }
-                    }
-                    plan.process_with_scratch(z, scratch);
-                    let (rx, ry) = r.split_at_mut(n.min(r.len()));
-                    for (x, v) in rx.iter_mut().zip(z.iter()) {
-                        *x = v.re;
-                    }
-                    for (y, v) in ry.iter_mut().zip(z.iter()) {
-                        *y = v.im;
-                    }
-                },
-            );
+        let two = r.len() == 2 * n;
+        let hx = &h[..nh];
+        if two {
+            let hy = &h[nh..];
+            for (k, zk) in z.iter_mut().enumerate() {
+                let x = ext(hx, k);
+                let y = ext(hy, k);
+                *zk = C64::new(x.re - y.im, x.im + y.re);
+            }
+        } else {
+            for (k, zk) in z.iter_mut().enumerate() {
+                *zk = ext(hx, k);
+            }
+        }
+        self.inv2.process_with_scratch(z, scratch);
+        let (rx, ry) = r.split_at_mut(n.min(r.len()));
+        for (x, v) in rx.iter_mut().zip(z.iter()) {
+            *x = v.re;
+        }
+        for (y, v) in ry.iter_mut().zip(z.iter()) {
+            *y = v.im;
+        }
     }
 
-    fn check(&self, real: &[f64], half: &[C64]) {
+    fn check(&self, real: &[f64], half: &[C64], work: &[C64]) {
         assert_eq!(real.len(), self.grid.len(), "RealFft3d: real field length");
+        assert!(
+            work.len() >= self.half_len(),
+            "RealFft3d: work buffer too small"
+        );
         assert_eq!(
             half.len(),
             self.half_len(),
