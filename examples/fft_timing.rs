@@ -14,12 +14,11 @@ fn main() {
         let fft = Fft3d::new(grid);
         let n = grid.len();
         let mut data: Vec<C64> = (0..n).map(|i| C64::new((i as f64).sin(), 0.0)).collect();
-        let mut work = vec![C64::new(0.0, 0.0); n];
         let reps = (2e7 / n as f64).max(3.0) as usize;
         let t = Instant::now();
         for _ in 0..reps {
-            fft.backward(&mut data, &mut work);
-            fft.forward(&mut data, &mut work);
+            fft.backward(&mut data);
+            fft.forward(&mut data);
         }
         let per = t.elapsed().as_secs_f64() / (2 * reps) as f64;
         let flops = 5.0 * n as f64 * (n as f64).log2();

@@ -71,8 +71,8 @@ impl BandScalar for Complex64 {
             .enumerate()
             .with_min_len(per_thread)
             .for_each_init(
-                || (zeros(n), zeros(n)),
-                |(grid, work), (j, col)| {
+                || zeros(n),
+                |grid, (j, col)| {
                     let res = col
                         .try_as_col_major_mut()
                         .expect("band blocks are column-major")
@@ -80,11 +80,11 @@ impl BandScalar for Complex64 {
                     let x = column(psi, j);
                     kpt.sticks.clear_lines(grid);
                     kpt.map.place(x, grid);
-                    fft.backward_sphere(grid, work, &kpt.sticks);
+                    fft.backward_sphere(grid, &kpt.sticks);
                     for (g, v) in grid.iter_mut().zip(veff) {
                         *g *= v;
                     }
-                    fft.forward_sphere_unnormalized(grid, work, &kpt.sticks);
+                    fft.forward_sphere_unnormalized(grid, &kpt.sticks);
                     kpt.map.gather(grid, scale, res);
                     for ((r, c), t) in res.iter_mut().zip(x).zip(&kpt.kinetic) {
                         *r += c * t;
@@ -97,10 +97,10 @@ impl BandScalar for Complex64 {
         let bands: Vec<usize> = (0..psi.ncols())
             .filter(|&b| weights[b].abs() > 1e-16)
             .collect();
-        sum_over_grid(&bands, fft.grid().len(), acc, |&b, grid, work, sum| {
+        sum_over_grid(&bands, fft.grid().len(), acc, |&b, grid, sum| {
             kpt.sticks.clear_lines(grid);
             kpt.map.place(psi.col_as_slice(b), grid);
-            fft.backward_sphere(grid, work, &kpt.sticks);
+            fft.backward_sphere(grid, &kpt.sticks);
             for (a, z) in sum.iter_mut().zip(grid.iter()) {
                 *a += weights[b] * z.norm_sqr();
             }
@@ -120,21 +120,21 @@ impl BandScalar for Complex64 {
 }
 
 /// `acc += sum over items of f(item)`, with `f` adding into a per-thread grid sum and given
-/// per-thread grid and FFT work buffers; items are dealt to rayon threads.
+/// a per-thread grid buffer; items are dealt to rayon threads.
 fn sum_over_grid<I: Sync>(
     items: &[I],
     n: usize,
     acc: &mut [f64],
-    f: impl Fn(&I, &mut [Complex64], &mut [Complex64], &mut [f64]) + Sync,
+    f: impl Fn(&I, &mut [Complex64], &mut [f64]) + Sync,
 ) {
     let partial = items
         .par_iter()
         .with_min_len(per_thread(items.len()))
         .fold(
-            || (vec![0.0; n], zeros(n), zeros(n)),
-            |(mut sum, mut grid, mut work), item| {
-                f(item, &mut grid, &mut work, &mut sum);
-                (sum, grid, work)
+            || (vec![0.0; n], zeros(n)),
+            |(mut sum, mut grid), item| {
+                f(item, &mut grid, &mut sum);
+                (sum, grid)
             },
         )
         .map(|t| t.0)
@@ -203,16 +203,16 @@ impl BandScalar for f64 {
             .enumerate()
             .with_min_len(per_thread)
             .for_each_init(
-                || (zeros(n), zeros(n)),
-                |(grid, work), (p, pair)| {
+                || zeros(n),
+                |grid, (p, pair)| {
                     let a = column(psi, 2 * p);
                     let b = (2 * p + 1 < nb).then(|| column(psi, 2 * p + 1));
                     scatter_pair(kpt, a, b, grid);
-                    fft.backward_sphere(grid, work, &kpt.sticks);
+                    fft.backward_sphere(grid, &kpt.sticks);
                     for (g, v) in grid.iter_mut().zip(veff) {
                         *g *= v;
                     }
-                    fft.forward_sphere_unnormalized(grid, work, &kpt.sticks);
+                    fft.forward_sphere_unnormalized(grid, &kpt.sticks);
                     let (ca, cb) = pair.split_at_col_mut(1);
                     let ra = col_mut(ca);
                     let mut rb = (cb.ncols() == 1).then(|| col_mut(cb));
@@ -243,14 +243,14 @@ impl BandScalar for f64 {
             .collect();
         let pairs: Vec<(usize, Option<usize>)> =
             bands.chunks(2).map(|c| (c[0], c.get(1).copied())).collect();
-        sum_over_grid(&pairs, fft.grid().len(), acc, |&(a, b), grid, work, sum| {
+        sum_over_grid(&pairs, fft.grid().len(), acc, |&(a, b), grid, sum| {
             scatter_pair(
                 kpt,
                 psi.col_as_slice(a),
                 b.map(|b| psi.col_as_slice(b)),
                 grid,
             );
-            fft.backward_sphere(grid, work, &kpt.sticks);
+            fft.backward_sphere(grid, &kpt.sticks);
             let (wa, wb) = (weights[a], b.map_or(0.0, |b| weights[b]));
             for (s, z) in sum.iter_mut().zip(grid.iter()) {
                 *s += wa * z.re * z.re + wb * z.im * z.im;

@@ -33,29 +33,27 @@ fn serial(c: &mut Criterion) {
         let name = format!("{}^3", dims[0]);
         let fft = Fft3d::new(grid);
         let mut data = vec![C64::new(0.5, 0.25); n];
-        let mut work = vec![C64::new(0.0, 0.0); n];
         g.bench_function(BenchmarkId::new("complex_backward_forward", &name), |b| {
             b.iter(|| {
-                fft.backward(&mut data, &mut work);
-                fft.forward(&mut data, &mut work);
+                fft.backward(&mut data);
+                fft.forward(&mut data);
             })
         });
         let millers = sphere(dims);
         let sticks = Sticks::new(grid, &millers);
         g.bench_function(BenchmarkId::new("sphere_backward_forward", &name), |b| {
             b.iter(|| {
-                fft.backward_sphere(&mut data, &mut work, &sticks);
-                fft.forward_sphere_unnormalized(&mut data, &mut work, &sticks);
+                fft.backward_sphere(&mut data, &sticks);
+                fft.forward_sphere_unnormalized(&mut data, &sticks);
             })
         });
         let r2c = RealFft3d::new(grid);
         let mut real = vec![0.5; n];
         let mut half = vec![C64::new(0.0, 0.0); r2c.half_len()];
-        let mut hwork = half.clone();
         g.bench_function(BenchmarkId::new("r2c_forward_c2r", &name), |b| {
             b.iter(|| {
-                r2c.forward(&real, &mut half, &mut hwork);
-                r2c.backward(&mut half, &mut real, &mut hwork);
+                r2c.forward(&real, &mut half);
+                r2c.backward(&mut half, &mut real);
             })
         });
         #[cfg(feature = "fftw")]

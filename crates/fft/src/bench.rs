@@ -4,16 +4,18 @@
 //! Contract: [`run_fft_bench`] returns an [`FftBenchTable`] that prints as the tables `planewave
 //! bench fft` shows. Serial: one measurement is a backward plus a forward transform (input
 //! refreshed from a template outside the timed region), repeated for at least `min_time`
-//! seconds and three times; the fastest repetition counts, reported per transform in ms and in
+//! seconds and three times, interleaved with the other kinds of the grid (and FFTW's) so that
+//! all see the same machine; the fastest repetition counts, reported per transform in ms and in
 //! GFLOP/s of the nominal count `5 N log2 N` (`2.5 N log2 N` for r2c; the sphere transform is
 //! credited with the full-grid count, so its rate is an effective one). The sphere is a
 //! wavefunction sphere (semi-axes `n_i / 4`). With the feature `fftw` the same transforms of
 //! FFTW 3 (`FFTW_MEASURE`, one thread) are timed in the same run and the ratio ours/FFTW is
 //! shown (complex and sphere against FFTW's complex transform, r2c against FFTW's r2c).
 //! Distributed: ms per band per transform (slowest rank, fastest repetition of a backward plus
-//! a normalised forward transform of `nb` bands) and the share of pack+unpack and of the
-//! all-to-all-v in it; the ranks are `Threads` sharing the process's rayon pool, emulating
-//! nodes of two ranks.
+//! a normalised forward transform of `nb` bands, or of [`PIPELINE_BLOCKS`] blocks of `nb`
+//! bands pipelined so that each block's transpose overlaps its neighbour's local work) and the
+//! share of pack+unpack and of the all-to-all-v in it; the ranks are `Threads` sharing the
+//! process's rayon pool, emulating nodes of two ranks.
 
 use crate::decomposition::{Decomposition, ProcessGrid};
 use crate::dist_fft::{DistFft, DistFftOptions};
@@ -97,6 +99,9 @@ pub struct DistRow {
     pub algorithm: AlltoallvAlgorithm,
     /// Bands per transpose.
     pub nb: usize,
+    /// Band blocks per call: 1, or several pipelined (`backward_bands`/`forward_bands_scaled`,
+    /// each block's transpose 1 overlapping local work of its neighbour block).
+    pub blocks: usize,
     /// Milliseconds per band per transform (slowest rank).
     pub ms_per_band: f64,
     /// Fraction of rank 0's time in pack and unpack.
@@ -120,18 +125,6 @@ fn flops(dims: [usize; 3]) -> f64 {
 }
 
 /// Fastest of repeated `run`s (each returns its own timed seconds), at least 3 and `min_time`.
-fn best(min_time: f64, mut run: impl FnMut() -> f64) -> f64 {
-    run(); // warm-up
-    let start = Instant::now();
-    let mut best = f64::INFINITY;
-    let mut reps = 0;
-    while reps < 3 || start.elapsed().as_secs_f64() < min_time {
-        best = best.min(run());
-        reps += 1;
-    }
-    best
-}
-
 fn timed(f: impl FnOnce()) -> f64 {
     let t = Instant::now();
     f();
@@ -154,47 +147,79 @@ fn template(n: usize) -> Vec<C64> {
         .collect()
 }
 
-/// Serial rows for one grid at the current rayon thread count.
+/// The fastest time of each of `runs`, taken round-robin (one repetition of each in turn,
+/// after one warm-up each) until `min_time` per run has passed and each ran three times: on a
+/// machine whose speed drifts, every candidate sees the same conditions, so their ratios hold.
+fn best_interleaved(min_time: f64, runs: &mut [Box<dyn FnMut() -> f64 + '_>]) -> Vec<f64> {
+    for r in runs.iter_mut() {
+        r();
+    }
+    let start = Instant::now();
+    let budget = min_time * runs.len() as f64;
+    let mut best = vec![f64::INFINITY; runs.len()];
+    let mut reps = 0;
+    while reps < 3 || start.elapsed().as_secs_f64() < budget {
+        for (b, r) in best.iter_mut().zip(runs.iter_mut()) {
+            *b = b.min(r());
+        }
+        reps += 1;
+    }
+    best
+}
+
+/// Serial rows for one grid at the current rayon thread count (with FFTW, at one thread,
+/// measured interleaved with ours).
 fn serial_rows(dims: [usize; 3], threads: usize, min_time: f64) -> Vec<SerialRow> {
     let grid = FftGrid { dims };
     let n = grid.len();
     let fft = Fft3d::new(grid);
     let x = template(n);
     let mut data = x.clone();
-    let mut work = vec![C64::new(0.0, 0.0); n];
-    let complex = best(min_time, || {
-        data.copy_from_slice(&x);
-        timed(|| {
-            fft.backward(&mut data, &mut work);
-            fft.forward_unnormalized(&mut data, &mut work);
-        })
-    }) / 2.0;
+    let mut sdata = x.clone();
     let millers = wavefunction_sphere(dims);
     let sticks = Sticks::new(grid, &millers);
     let mut sph = vec![C64::new(0.0, 0.0); n];
     for (i, m) in millers.iter().enumerate() {
         sph[grid.index_of(*m)] = x[i];
     }
-    let sphere = best(min_time, || {
-        data.copy_from_slice(&sph);
-        timed(|| {
-            fft.backward_sphere(&mut data, &mut work, &sticks);
-            fft.forward_sphere_unnormalized(&mut data, &mut work, &sticks);
-        })
-    }) / 2.0;
     let r2c = RealFft3d::new(grid);
     let xr: Vec<f64> = x.iter().map(|z| z.re).collect();
     let mut real = xr.clone();
     let mut half = vec![C64::new(0.0, 0.0); r2c.half_len()];
-    let mut hwork = vec![C64::new(0.0, 0.0); r2c.half_len()];
-    let rc = best(min_time, || {
-        real.copy_from_slice(&xr);
-        timed(|| {
-            r2c.forward_unnormalized(&real, &mut half, &mut hwork);
-            r2c.backward(&mut half, &mut real, &mut hwork);
-        })
-    }) / 2.0;
-    let (f_c2c, f_r2c) = fftw_times(dims, threads, min_time);
+    // Each run: a backward and a forward transform, input refreshed outside the timing.
+    let mut runs: Vec<Box<dyn FnMut() -> f64 + '_>> = vec![
+        Box::new(|| {
+            data.copy_from_slice(&x);
+            timed(|| {
+                fft.backward(&mut data);
+                fft.forward_unnormalized(&mut data);
+            })
+        }),
+        Box::new(|| {
+            sdata.copy_from_slice(&sph);
+            timed(|| {
+                fft.backward_sphere(&mut sdata, &sticks);
+                fft.forward_sphere_unnormalized(&mut sdata, &sticks);
+            })
+        }),
+        Box::new(|| {
+            real.copy_from_slice(&xr);
+            timed(|| {
+                r2c.forward_unnormalized(&real, &mut half);
+                r2c.backward(&mut half, &mut real);
+            })
+        }),
+    ];
+    let with_fftw = threads == 1 && fftw_runs(dims, &mut runs);
+    let t: Vec<f64> = best_interleaved(min_time, &mut runs)
+        .into_iter()
+        .map(|s| s / 2.0)
+        .collect();
+    let (f_c2c, f_r2c) = if with_fftw {
+        (Some(t[3]), Some(t[4]))
+    } else {
+        (None, None)
+    };
     let row = |kind, s: f64, fl: f64, f: Option<f64>| SerialRow {
         dims,
         threads,
@@ -204,43 +229,40 @@ fn serial_rows(dims: [usize; 3], threads: usize, min_time: f64) -> Vec<SerialRow
         fftw_ms: f.map(|t| t * 1e3),
     };
     vec![
-        row("complex", complex, flops(dims), f_c2c),
-        row("sphere", sphere, flops(dims), f_c2c),
-        row("r2c", rc, flops(dims) / 2.0, f_r2c),
+        row("complex", t[0], flops(dims), f_c2c),
+        row("sphere", t[1], flops(dims), f_c2c),
+        row("r2c", t[2], flops(dims) / 2.0, f_r2c),
     ]
 }
 
-/// FFTW's seconds per complex and per r2c transform (only at one thread).
+/// Append FFTW's complex and r2c runs (backward + forward each); false without the feature.
 #[cfg(feature = "fftw")]
-fn fftw_times(dims: [usize; 3], threads: usize, min_time: f64) -> (Option<f64>, Option<f64>) {
+fn fftw_runs(dims: [usize; 3], runs: &mut Vec<Box<dyn FnMut() -> f64 + '_>>) -> bool {
     use crate::fftw::{FftwC2c, FftwR2c};
-    if threads != 1 {
-        return (None, None);
-    }
     let x = template(dims.iter().product());
+    let xr: Vec<f64> = x.iter().map(|z| z.re).collect();
     let mut c = FftwC2c::new(dims);
-    let t_c = best(min_time, || {
+    let mut r = FftwR2c::new(dims);
+    runs.push(Box::new(move || {
         c.data_mut().copy_from_slice(&x);
         timed(|| {
             c.backward();
             c.forward();
         })
-    }) / 2.0;
-    let xr: Vec<f64> = x.iter().map(|z| z.re).collect();
-    let mut r = FftwR2c::new(dims);
-    let t_r = best(min_time, || {
+    }));
+    runs.push(Box::new(move || {
         r.real_mut().copy_from_slice(&xr);
         timed(|| {
             r.forward();
             r.backward();
         })
-    }) / 2.0;
-    (Some(t_c), Some(t_r))
+    }));
+    true
 }
 
 #[cfg(not(feature = "fftw"))]
-fn fftw_times(_: [usize; 3], _: usize, _: f64) -> (Option<f64>, Option<f64>) {
-    (None, None)
+fn fftw_runs(_: [usize; 3], _: &mut Vec<Box<dyn FnMut() -> f64 + '_>>) -> bool {
+    false
 }
 
 /// Serial measurements for every grid and thread count of `opts`.
@@ -258,15 +280,21 @@ pub fn run_serial_bench(opts: &FftBenchOptions) -> Vec<SerialRow> {
     rows
 }
 
-/// One distributed measurement on `ranks` thread ranks.
+/// Band blocks of the pipelined distributed rows.
+pub const PIPELINE_BLOCKS: usize = 4;
+
+/// One distributed measurement on `ranks` thread ranks: `blocks` blocks of `nb` bands per
+/// backward and forward call.
 pub fn dist_row(
     dims: [usize; 3],
     ranks: usize,
     decomposition: Decomposition,
     algorithm: AlltoallvAlgorithm,
     nb: usize,
+    blocks: usize,
     min_time: f64,
 ) -> Result<DistRow, String> {
+    let nbands = nb * blocks;
     let millers = wavefunction_sphere(dims);
     let grid = FftGrid { dims };
     let out = Threads::builder(ranks)
@@ -278,14 +306,15 @@ pub fn dist_row(
                 alltoallv: algorithm,
             };
             let mut plan = DistFft::new(comm.clone(), grid, &millers, &options)?;
-            let coeffs: Vec<C64> = template(nb * plan.n_g_local());
-            let mut real = vec![C64::new(0.0, 0.0); nb * plan.n_real_local()];
+            let coeffs: Vec<C64> = template(nbands * plan.n_g_local());
+            let mut real = vec![C64::new(0.0, 0.0); nbands * plan.n_real_local()];
+            let scale = 1.0 / grid.len() as f64;
             let mut back = coeffs.clone();
             let mut step = |plan: &mut DistFft| {
                 comm.barrier(CommClass::Other);
                 let mut t = [timed(|| {
-                    plan.backward(&coeffs, nb, &mut real);
-                    plan.forward(&mut real, nb, &mut back);
+                    plan.backward_bands(&coeffs, nbands, nb, &mut real);
+                    plan.forward_bands_scaled(&mut real, nbands, nb, scale, &mut back);
                 })];
                 comm.allreduce(&mut t, ReduceOp::Max, CommClass::Other);
                 t[0]
@@ -318,7 +347,8 @@ pub fn dist_row(
         grid: pg,
         algorithm,
         nb,
-        ms_per_band: t / (2.0 * nb as f64) * 1e3,
+        blocks,
+        ms_per_band: t / (2.0 * nbands as f64) * 1e3,
         pack_share: pack,
         exchange_share: exch,
     })
@@ -338,7 +368,9 @@ pub fn run_dist_bench(opts: &FftBenchOptions) -> Result<Vec<DistRow>, String> {
         for d in decomps {
             for &a in &opts.algorithms {
                 for &nb in &opts.band_blocks {
-                    rows.push(dist_row(dims, p, d, a, nb, opts.min_time)?);
+                    for blocks in [1, PIPELINE_BLOCKS] {
+                        rows.push(dist_row(dims, p, d, a, nb, blocks, opts.min_time)?);
+                    }
                 }
             }
         }
@@ -401,17 +433,25 @@ impl fmt::Display for FftBenchTable {
             )?;
             writeln!(
                 f,
-                "{:<12} {:<14} {:<12} {:>4} {:>12} {:>12} {:>10}",
-                "grid", "decomposition", "alltoallv", "nb", "ms/band", "pack+unpack", "exchange"
+                "{:<12} {:<14} {:<12} {:>4} {:>6} {:>12} {:>12} {:>10}",
+                "grid",
+                "decomposition",
+                "alltoallv",
+                "nb",
+                "blocks",
+                "ms/band",
+                "pack+unpack",
+                "exchange"
             )?;
             for r in &self.dist {
                 writeln!(
                     f,
-                    "{:<12} {:<14} {:<12} {:>4} {:>12.3} {:>11.0}% {:>9.0}%",
+                    "{:<12} {:<14} {:<12} {:>4} {:>6} {:>12.3} {:>11.0}% {:>9.0}%",
                     dims_name(r.dims),
                     r.grid.to_string(),
                     r.algorithm.name(),
                     r.nb,
+                    r.blocks,
                     r.ms_per_band,
                     100.0 * r.pack_share,
                     100.0 * r.exchange_share

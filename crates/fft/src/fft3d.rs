@@ -7,10 +7,7 @@
 //! columns of the `n0 x (n1 n2)` view, in place: each thread owns a range of columns of every
 //! plane. Sphere transforms skip what is zero (backward: rows outside the sticks are not read)
 //! and what is not wanted (forward: rows outside the sticks are not written back).
-//!
-//! The `work` argument of the transforms is checked for size but not used: every pass works in
-//! place with small per-thread blocks (the argument stays so that callers keep one grid-sized
-//! scratch per thread, which earlier versions needed, without an API change).
+//! Every pass works in place with small per-thread blocks: no grid-sized scratch is needed.
 
 use crate::grid::FftGrid;
 use crate::C64;
@@ -58,23 +55,23 @@ impl Fft3d {
         self.grid
     }
 
-    /// `f(G) = (1/N) sum_r f(r) e^{-iG.r}` in place (`work`: at least `grid().len()` values).
-    pub fn forward(&self, data: &mut [C64], work: &mut [C64]) {
-        self.forward_unnormalized(data, work);
+    /// `f(G) = (1/N) sum_r f(r) e^{-iG.r}` in place .
+    pub fn forward(&self, data: &mut [C64]) {
+        self.forward_unnormalized(data);
         let s = 1.0 / self.grid.len() as f64;
         data.par_iter_mut().for_each(|x| *x *= s);
     }
 
     /// `f(G) = sum_r f(r) e^{-iG.r}` in place (no 1/N normalisation).
-    pub fn forward_unnormalized(&self, data: &mut [C64], work: &mut [C64]) {
-        self.check(data, work);
+    pub fn forward_unnormalized(&self, data: &mut [C64]) {
+        self.check(data);
         self.axis0(data, &self.fwd[0], None, None);
         self.planes(data, &self.fwd, false, None);
     }
 
-    /// `f(r) = sum_G f(G) e^{iG.r}` in place (`work`: at least `grid().len()` values).
-    pub fn backward(&self, data: &mut [C64], work: &mut [C64]) {
-        self.check(data, work);
+    /// `f(r) = sum_G f(G) e^{iG.r}` in place .
+    pub fn backward(&self, data: &mut [C64]) {
+        self.check(data);
         self.planes(data, &self.inv, true, None);
         self.axis0(data, &self.inv[0], None, None);
     }
@@ -82,16 +79,16 @@ impl Fft3d {
     /// Backward transform of a field whose coefficients lie only in the z-lines of `sticks`
     /// (e.g. a wavefunction sphere). Only those lines of `data` are read: the rest of the
     /// input may hold anything (it is overwritten by the result).
-    pub fn backward_sphere(&self, data: &mut [C64], work: &mut [C64], sticks: &Sticks) {
-        self.check(data, work);
+    pub fn backward_sphere(&self, data: &mut [C64], sticks: &Sticks) {
+        self.check(data);
         self.planes(data, &self.inv, true, Some(sticks));
         self.axis0(data, &self.inv[0], Some(&sticks.planes), None);
     }
 
     /// Unnormalised forward transform, computing only the coefficients on the z-lines of
     /// `sticks` (everything else in `data` is left undefined).
-    pub fn forward_sphere_unnormalized(&self, data: &mut [C64], work: &mut [C64], sticks: &Sticks) {
-        self.check(data, work);
+    pub fn forward_sphere_unnormalized(&self, data: &mut [C64], sticks: &Sticks) {
+        self.check(data);
         self.axis0(data, &self.fwd[0], None, Some(&sticks.planes));
         self.planes(data, &self.fwd, false, Some(sticks));
     }
@@ -114,10 +111,8 @@ impl Fft3d {
         self.axis0(data, &plans[0], None, None);
     }
 
-    fn check(&self, data: &[C64], work: &[C64]) {
-        let n = self.grid.len();
-        assert_eq!(data.len(), n, "FFT data has the wrong length");
-        assert!(work.len() >= n, "FFT work buffer too small");
+    fn check(&self, data: &[C64]) {
+        assert_eq!(data.len(), self.grid.len(), "FFT data has the wrong length");
     }
 
     /// Axes 2 and 1 of every plane (only the planes and z-lines of `sticks`, if given), plane
@@ -354,14 +349,13 @@ mod tests {
             .map(|i| C64::new((i as f64 * 0.37).sin(), (i as f64 * 1.3).cos()))
             .collect();
         let fft = Fft3d::new(grid);
-        let mut work = vec![C64::new(0.0, 0.0); n];
         let mut x = data.clone();
-        fft.backward(&mut x, &mut work);
+        fft.backward(&mut x);
         let reference = naive(&data, dims, 1.0);
         for (a, b) in x.iter().zip(&reference) {
             assert!((a - b).norm() < 1e-10, "{a} vs {b}");
         }
-        fft.forward(&mut x, &mut work);
+        fft.forward(&mut x);
         for (a, b) in x.iter().zip(&data) {
             assert!((a - b).norm() < 1e-12);
         }
@@ -391,9 +385,8 @@ mod tests {
                     *v = C64::new(f64::NAN, f64::NAN);
                 }
             }
-            let mut work = vec![C64::new(0.0, 0.0); n];
-            fft.backward(&mut full, &mut work);
-            fft.backward_sphere(&mut sph, &mut work, &sticks);
+            fft.backward(&mut full);
+            fft.backward_sphere(&mut sph, &sticks);
             for (a, b) in full.iter().zip(&sph) {
                 assert!((a - b).norm() < 1e-12, "{dims:?}: {a} vs {b}");
             }
@@ -403,8 +396,8 @@ mod tests {
                 *a *= v;
                 *b *= v;
             }
-            fft.forward_unnormalized(&mut full, &mut work);
-            fft.forward_sphere_unnormalized(&mut sph, &mut work, &sticks);
+            fft.forward_unnormalized(&mut full);
+            fft.forward_sphere_unnormalized(&mut sph, &sticks);
             for m in &millers {
                 let k = miller_to_index(dims, *m);
                 assert!((full[k] - sph[k]).norm() < 1e-10 * full[k].norm().max(1.0));
@@ -429,8 +422,7 @@ mod tests {
                 C64::from_polar(1.0, ph)
             })
             .collect();
-        let mut work = vec![C64::new(0.0, 0.0); grid.len()];
-        fft.forward(&mut x, &mut work);
+        fft.forward(&mut x);
         let k = miller_to_index(dims, m);
         for (i, v) in x.iter().enumerate() {
             let expect = if i == k { 1.0 } else { 0.0 };

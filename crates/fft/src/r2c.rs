@@ -12,7 +12,7 @@
 //! Along a3 two real lines are transformed as one complex line (`x + iy`) and separated with
 //! the symmetry of their spectra, which works for every `n2`; a1 and a2 are complex transforms
 //! of the half spectrum (a3 and a2 plane by plane, then a1). Work is about half that of the
-//! complex transform of the same grid. `work` is checked for size only (see [`Fft3d`]).
+//! complex transform of the same grid.
 
 use crate::fft3d::{Fft3d, StridedBuffers};
 use crate::grid::FftGrid;
@@ -63,21 +63,21 @@ impl RealFft3d {
     pub fn half_dims(&self) -> [usize; 3] {
         self.half.grid().dims
     }
-    /// Number of half-spectrum values (also the length `work` must have).
+    /// Number of half-spectrum values.
     pub fn half_len(&self) -> usize {
         self.half.grid().len()
     }
 
     /// `F(G) = (1/N) sum_r f(r) e^{-iG.r}` on the half spectrum.
-    pub fn forward(&self, real: &[f64], half: &mut [C64], work: &mut [C64]) {
-        self.forward_unnormalized(real, half, work);
+    pub fn forward(&self, real: &[f64], half: &mut [C64]) {
+        self.forward_unnormalized(real, half);
         let s = 1.0 / self.grid.len() as f64;
         half.par_iter_mut().for_each(|x| *x *= s);
     }
 
     /// `F(G) = sum_r f(r) e^{-iG.r}` on the half spectrum.
-    pub fn forward_unnormalized(&self, real: &[f64], half: &mut [C64], work: &mut [C64]) {
-        self.check(real, half, work);
+    pub fn forward_unnormalized(&self, real: &[f64], half: &mut [C64]) {
+        self.check(real, half);
         let [_, n1, n] = self.grid.dims;
         let nh = n / 2 + 1;
         // Plane by plane: a3 (two real lines at a time), then a2 while the plane is in cache.
@@ -96,8 +96,8 @@ impl RealFft3d {
     }
 
     /// `f(r) = sum_G F(G) e^{iG.r}` from the half spectrum (which is overwritten).
-    pub fn backward(&self, half: &mut [C64], real: &mut [f64], work: &mut [C64]) {
-        self.check(real, half, work);
+    pub fn backward(&self, half: &mut [C64], real: &mut [f64]) {
+        self.check(real, half);
         let [_, n1, n] = self.grid.dims;
         let nh = n / 2 + 1;
         self.half.full_axis0(half, true);
@@ -190,12 +190,8 @@ impl RealFft3d {
         }
     }
 
-    fn check(&self, real: &[f64], half: &[C64], work: &[C64]) {
+    fn check(&self, real: &[f64], half: &[C64]) {
         assert_eq!(real.len(), self.grid.len(), "RealFft3d: real field length");
-        assert!(
-            work.len() >= self.half_len(),
-            "RealFft3d: work buffer too small"
-        );
         assert_eq!(
             half.len(),
             self.half_len(),
@@ -223,10 +219,9 @@ mod tests {
             let c = Fft3d::new(grid);
             let f = field(n);
             let mut full: Vec<C64> = f.iter().map(|&x| C64::new(x, 0.0)).collect();
-            let mut work = vec![ZERO; n.max(r2c.half_len())];
-            c.forward(&mut full, &mut work);
+            c.forward(&mut full);
             let mut half = vec![ZERO; r2c.half_len()];
-            r2c.forward(&f, &mut half, &mut work);
+            r2c.forward(&f, &mut half);
             let nh = r2c.half_dims()[2];
             for (l, h) in half.iter().enumerate() {
                 let (line, k2) = (l / nh, l % nh);
@@ -234,7 +229,7 @@ mod tests {
                 assert!((h - g).norm() < 1e-13, "{dims:?}: {h} vs {g}");
             }
             let mut back = vec![0.0; n];
-            r2c.backward(&mut half, &mut back, &mut work);
+            r2c.backward(&mut half, &mut back);
             for (a, b) in back.iter().zip(&f) {
                 assert!((a - b).abs() < 1e-12, "{dims:?}: {a} vs {b}");
             }

@@ -7,6 +7,11 @@
 //! differ by at most one between ranks and G-vector counts are close. A rank's sticks are kept
 //! in ascending `(i0, i1)` order; its G-vectors ("local G") are the sphere entries on its
 //! sticks, in the order of the global list.
+//!
+//! [`StickDistribution::in_groups`] does the same inside groups of ranks: the sticks of an
+//! `i0` plane go only to the ranks of that plane's group (a pencil decomposition deals the
+//! sticks of a sub's x-planes among the sub's ranks, so its first transpose stays inside the
+//! sub); counts then differ by at most one within a group.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -32,6 +37,22 @@ impl StickDistribution {
     /// Deal the sticks of `millers` on a grid of `dims` to `ranks` ranks.
     pub fn new(dims: [usize; 3], millers: &[[i32; 3]], ranks: usize) -> Self {
         assert!(ranks > 0, "planewave-fft: need at least one rank");
+        Self::in_groups(dims, millers, &[(0..ranks).collect()], &vec![0; dims[0]])
+    }
+
+    /// Deal the sticks of `millers` so that those of plane `i0` go to the ranks of
+    /// `groups[plane_group[i0]]` (the groups partition `0..P`, none empty).
+    pub fn in_groups(
+        dims: [usize; 3],
+        millers: &[[i32; 3]],
+        groups: &[Vec<usize>],
+        plane_group: &[usize],
+    ) -> Self {
+        let ranks: usize = groups.iter().map(Vec::len).sum();
+        assert!(
+            groups.iter().all(|g| !g.is_empty()),
+            "planewave-fft: every group needs a rank"
+        );
         let w = |x: i32, n: usize| x.rem_euclid(n as i32) as usize;
         let cols: Vec<(usize, usize)> = millers
             .iter()
@@ -50,11 +71,14 @@ impl StickDistribution {
         }
         let mut order: Vec<usize> = (0..sticks.len()).collect();
         order.sort_by_key(|&s| (Reverse(g_per_stick[s]), s));
-        let mut heap: BinaryHeap<Reverse<(usize, usize, usize)>> =
-            (0..ranks).map(|r| Reverse((0, 0, r))).collect();
+        let mut heaps: Vec<BinaryHeap<Reverse<(usize, usize, usize)>>> = groups
+            .iter()
+            .map(|g| g.iter().map(|&r| Reverse((0, 0, r))).collect())
+            .collect();
         let mut owner = vec![0usize; sticks.len()];
         for s in order {
-            let Reverse((ns, ng, r)) = heap.pop().expect("at least one rank");
+            let heap = &mut heaps[plane_group[sticks[s].0]];
+            let Reverse((ns, ng, r)) = heap.pop().expect("groups are not empty");
             owner[s] = r;
             heap.push(Reverse((ns + 1, ng + g_per_stick[s], r)));
         }
@@ -120,6 +144,21 @@ impl StickDistribution {
         p.dedup();
         p
     }
+
+    /// Number of sticks of `millers` on each `i0` plane of a grid of `dims` (`n0` entries),
+    /// before any dealing.
+    pub fn sticks_per_plane(dims: [usize; 3], millers: &[[i32; 3]]) -> Vec<usize> {
+        let w = |x: i32, n: usize| x.rem_euclid(n as i32) as usize;
+        let mut seen = vec![false; dims[0] * dims[1]];
+        let mut c = vec![0; dims[0]];
+        for m in millers {
+            let (i0, i1) = (w(m[0], dims[0]), w(m[1], dims[1]));
+            if !std::mem::replace(&mut seen[i0 * dims[1] + i1], true) {
+                c[i0] += 1;
+            }
+        }
+        c
+    }
 }
 
 #[cfg(test)]
@@ -144,5 +183,31 @@ mod tests {
                 assert!(d.sticks_of(r).windows(2).all(|w| w[0] < w[1]));
             }
         }
+    }
+
+    #[test]
+    fn grouped_dealing_keeps_each_plane_inside_its_group() {
+        let millers: Vec<[i32; 3]> = (-3..=3)
+            .flat_map(|a| (-3..=3).flat_map(move |b| (-3..=3).map(move |c| [a, b, c])))
+            .filter(|m| m[0] * m[0] + m[1] * m[1] + m[2] * m[2] <= 9)
+            .collect();
+        // Ranks 0, 2, 4 own planes 0..4 (i0 = 0..3), ranks 1, 3 the rest.
+        let groups = vec![vec![0, 2, 4], vec![1, 3]];
+        let plane_group: Vec<usize> = (0..8).map(|i0| usize::from(i0 >= 4)).collect();
+        let d = StickDistribution::in_groups([8, 8, 8], &millers, &groups, &plane_group);
+        for (gi, g) in groups.iter().enumerate() {
+            let counts: Vec<usize> = g.iter().map(|&r| d.sticks_of(r).len()).collect();
+            assert!(counts.iter().max().unwrap() - counts.iter().min().unwrap() <= 1);
+            for &r in g {
+                assert!(d
+                    .sticks_of(r)
+                    .iter()
+                    .all(|&s| plane_group[d.stick(s).0] == gi));
+            }
+        }
+        let total: usize = (0..5).map(|r| d.sticks_of(r).len()).sum();
+        assert_eq!(total, d.n_sticks());
+        let per_plane = StickDistribution::sticks_per_plane([8, 8, 8], &millers);
+        assert_eq!(per_plane.iter().sum::<usize>(), d.n_sticks());
     }
 }

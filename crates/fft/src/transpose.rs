@@ -8,7 +8,8 @@
 //! - x-pencil stage = real space: `[band][i2 in z][i1 in y][i0 in 0..n0]` (see
 //!   [`RealLayout`](crate::RealLayout)).
 //!
-//! [`StickTranspose`] moves stick ↔ y-pencil over the whole group; [`PlaneTranspose`] moves
+//! [`StickTranspose`] moves stick ↔ y-pencil among its peers: the `p2` ranks of one sub when
+//! the sticks were dealt inside subs (pencil), the whole group for a slab; [`PlaneTranspose`] moves
 //! y-pencil ↔ x-pencil among the `p1` ranks of one slab (for a slab decomposition `p1 = 1` and
 //! the y-pencil buffer already is the message, so no exchange is needed). A message block to or
 //! from one rank holds all `nb` bands, `[band][...]`, so one all-to-all-v serves a band block.
@@ -46,10 +47,14 @@ fn split_blocks<'a>(mut buf: &'a mut [C64], counts: &[usize], nb: usize) -> Vec<
     out
 }
 
-/// Stick stage ↔ y-pencil stage, over all ranks of the group.
+/// Stick stage ↔ y-pencil stage, among the peers of this rank.
 #[derive(Clone, Debug)]
 pub struct StickTranspose {
     pg: ProcessGrid,
+    /// Ranks of the group (in the exchange's order) this rank exchanges sticks with.
+    peers: Vec<usize>,
+    /// Position in `peers` of every rank of the group (`usize::MAX`: not a peer).
+    peer_pos: Vec<usize>,
     n2: usize,
     /// z-range of every slab.
     z_all: Vec<Range<usize>>,
@@ -59,11 +64,11 @@ pub struct StickTranspose {
     groups: Vec<Range<usize>>,
     /// Sub of each local stick.
     stick_sub: Vec<usize>,
-    /// Elements per band sent to each rank in the backward direction.
+    /// Elements per band sent to each peer in the backward direction.
     send_counts: Vec<usize>,
-    /// Elements per band received from each rank in the backward direction.
+    /// Elements per band received from each peer in the backward direction.
     recv_counts: Vec<usize>,
-    /// Offsets in a y-pencil plane of the sticks each source rank sends here, in its order.
+    /// Offsets in a y-pencil plane of the sticks each peer sends here, in its order.
     src_offsets: Vec<Vec<usize>>,
     /// Length of one y-pencil plane (x-planes of this sub times `n1`).
     plane_len: usize,
@@ -71,12 +76,16 @@ pub struct StickTranspose {
 
 impl StickTranspose {
     /// Maps for rank `me`; `sub_planes[a]` are the `i0` planes of sub `a` (ascending, and
-    /// consecutive in the list of planes that hold sticks).
+    /// consecutive in the list of planes that hold sticks); `peers` are the ranks the sticks
+    /// are exchanged with, in the order of the exchange's communicator: they must include
+    /// every rank of a sub that one of `me`'s sticks belongs to, and every rank holding a
+    /// stick of `me`'s sub.
     pub fn new(
         dist: &StickDistribution,
         pg: ProcessGrid,
         me: usize,
         sub_planes: &[Vec<usize>],
+        peers: &[usize],
     ) -> Self {
         let [n0, n1, n2] = dist.dims();
         let (sub, slab) = pg.coords(me);
@@ -103,16 +112,27 @@ impl StickTranspose {
         };
         let groups = groups_of(me);
         let stick_sub: Vec<usize> = dist.sticks_of(me).iter().map(|&s| sub_of(s)).collect();
-        let send_counts = (0..pg.size())
-            .map(|d| {
+        let mut peer_pos = vec![usize::MAX; pg.size()];
+        for (i, &p) in peers.iter().enumerate() {
+            peer_pos[p] = i;
+        }
+        let send_counts: Vec<usize> = peers
+            .iter()
+            .map(|&d| {
                 let (a, b) = pg.coords(d);
                 groups[a].len() * z_all[b].len()
             })
             .collect();
         let z = z_all[slab].clone();
-        let mut recv_counts = Vec::with_capacity(pg.size());
-        let mut src_offsets = Vec::with_capacity(pg.size());
-        for s in 0..pg.size() {
+        let sent: usize = send_counts.iter().sum();
+        assert_eq!(
+            sent,
+            dist.sticks_of(me).len() * n2,
+            "planewave-fft: a stick of rank {me} has no peer to go to"
+        );
+        let mut recv_counts = Vec::with_capacity(peers.len());
+        let mut src_offsets = Vec::with_capacity(peers.len());
+        for &s in peers {
             let g = groups_of(s)[sub].clone();
             let offs: Vec<usize> = dist.sticks_of(s)[g]
                 .iter()
@@ -126,6 +146,8 @@ impl StickTranspose {
         }
         Self {
             pg,
+            peers: peers.to_vec(),
+            peer_pos,
             n2,
             z_all,
             z,
@@ -138,11 +160,11 @@ impl StickTranspose {
         }
     }
 
-    /// Elements per band sent to each rank in the backward (sticks → pencils) direction.
+    /// Elements per band sent to each peer in the backward (sticks → pencils) direction.
     pub fn backward_send_counts(&self) -> &[usize] {
         &self.send_counts
     }
-    /// Elements per band received from each rank in the backward direction.
+    /// Elements per band received from each peer in the backward direction.
     pub fn backward_recv_counts(&self) -> &[usize] {
         &self.recv_counts
     }
@@ -154,8 +176,8 @@ impl StickTranspose {
         split_blocks(send, &self.send_counts, nb)
             .into_par_iter()
             .enumerate()
-            .for_each(|(d, blk)| {
-                let (a, b) = self.pg.coords(d);
+            .for_each(|(i, blk)| {
+                let (a, b) = self.pg.coords(self.peers[i]);
                 let zr = self.z_all[b].clone();
                 let zl = zr.len();
                 let mut o = 0;
@@ -228,7 +250,7 @@ impl StickTranspose {
             let kk = k - g.start;
             for (b, zr) in self.z_all.iter().enumerate() {
                 let zl = zr.len();
-                let d = disp[self.pg.rank_of(a, b)] + (band * g.len() + kk) * zl;
+                let d = disp[self.peer_pos[self.pg.rank_of(a, b)]] + (band * g.len() + kk) * zl;
                 col[zr.clone()].copy_from_slice(&recv[d..d + zl]);
             }
         });

@@ -74,8 +74,16 @@ fn layouts_tile_the_grid_and_sticks_are_balanced() {
             let mut g: Vec<usize> = parts.iter().flat_map(|p| p.1.clone()).collect();
             g.sort_unstable();
             assert_eq!(g, (0..millers.len()).collect::<Vec<_>>());
-            let st: Vec<usize> = parts.iter().map(|p| p.2).collect();
-            assert!(st.iter().max().unwrap() - st.iter().min().unwrap() <= 1);
+            // Sticks are balanced inside each sub (the whole group for a slab): a pencil deals
+            // a sub's planes among its own ranks.
+            let pg = d.resolve(n, case.dims).unwrap();
+            for a in 0..pg.p1 {
+                let st: Vec<usize> = (0..pg.p2).map(|b| parts[pg.rank_of(a, b)].2).collect();
+                assert!(
+                    st.iter().max().unwrap() - st.iter().min().unwrap() <= 1,
+                    "{d} on {n}"
+                );
+            }
         }
     }
 }

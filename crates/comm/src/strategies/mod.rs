@@ -80,6 +80,26 @@ impl dyn AlltoallvStrategy {
             class,
         )
     }
+    /// Typed [`AlltoallvStrategy::alltoallv_overlap_raw`]: start the exchange into `recv`, run
+    /// `overlap` (local work that touches neither buffer), wait.
+    pub fn alltoallv_overlap_into<T: Element>(
+        &self,
+        send: &[T],
+        send_counts: &[usize],
+        recv: &mut [T],
+        recv_counts: &[usize],
+        overlap: &mut dyn FnMut(),
+        class: CommClass,
+    ) {
+        self.alltoallv_overlap_raw(
+            T::slice(send),
+            send_counts,
+            T::slice_mut(recv),
+            recv_counts,
+            overlap,
+            class,
+        )
+    }
     /// Typed exchange into a new vector.
     pub fn alltoallv<T: Element>(
         &self,

@@ -69,9 +69,8 @@ pub(crate) fn sphere_to_real(
 ) -> Vec<f64> {
     let n = basis.grid_len();
     let mut grid = vec![num_complex::Complex64::new(0.0, 0.0); n];
-    let mut work = grid.clone();
     basis.rho_map.scatter(field_g, &mut grid);
-    basis.fft.backward(&mut grid, &mut work);
+    basis.fft.backward(&mut grid);
     grid.iter().map(|z| z.re).collect()
 }
 
@@ -84,8 +83,7 @@ pub(crate) fn real_to_sphere(
         .iter()
         .map(|&x| num_complex::Complex64::new(x, 0.0))
         .collect();
-    let mut work = grid.clone();
-    basis.fft.forward(&mut grid, &mut work);
+    basis.fft.forward(&mut grid);
     let mut out = vec![num_complex::Complex64::new(0.0, 0.0); basis.rho_millers.len()];
     basis.rho_map.gather(&grid, 1.0, &mut out);
     out
