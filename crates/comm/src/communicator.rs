@@ -18,6 +18,8 @@
 //! - Shared memory (optional): [`Communicator::allocate_shared`] gives the ranks of a group
 //!   that share memory one [`SharedMemory`] region (MPI: an MPI-3 shared window); back ends
 //!   without it return `None` on every rank and callers fall back to message passing.
+//! - Back-end access (optional): [`Communicator::as_any`] lets a caller downcast to the
+//!   concrete back end (only MPI offers it), for libraries that need the native handle.
 
 use crate::element::{Kind, Payload, ReduceOp, Slice, SliceMut};
 use crate::request::Request;
@@ -187,6 +189,14 @@ pub trait Communicator: Send + Sync {
     /// [`split_shared`]: Communicator::split_shared
     fn allocate_shared(&self, bytes: usize) -> Option<Box<dyn SharedMemory>> {
         let _ = bytes;
+        None
+    }
+    /// The concrete communicator behind this trait object, for code that must reach the
+    /// back end itself (e.g. planewave-linalg's ScaLAPACK solve downcasts to
+    /// [`Mpi`](crate::mpi::Mpi) to hand its `MPI_Comm` to BLACS). `None` (the default) means
+    /// the back end does not offer itself; the MPI back end returns `Some(self)`. Callers
+    /// must treat `None` and a failed downcast alike: the native path is not available.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
     }
     /// End the whole run because of this rank's unrecoverable error: `Threads` panics (the

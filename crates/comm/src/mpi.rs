@@ -614,6 +614,9 @@ impl Communicator for Mpi {
             .record(CommClass::Other, 0, t0.elapsed(), Duration::ZERO);
         w.map(|w| Box::new(w) as Box<dyn SharedMemory>)
     }
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
+    }
     fn fail(&self, message: &str) -> ! {
         use std::io::Write;
         eprintln!("error (rank {}): {message}", self.rank);

@@ -13,13 +13,19 @@
 //!   of coefficient rows, all bands) and [`BandDistBlock`] (bands dealt round-robin, all
 //!   coefficients), converted into each other by an all-to-all-v strategy. Subspace
 //!   matrices (overlaps, rotations, Cholesky factors, eigenvectors) are replicated: every
-//!   rank of the group holds the same bits ([`subspace`]).
+//!   rank of the group holds the same bits ([`subspace`]). The subspace eigenproblem is
+//!   solved redundantly or, with the cargo feature `scalapack` (implies `mpi`; Debian
+//!   `libscalapack-openmpi-dev`) on an MPI group, over a 2-D block-cyclic grid through
+//!   ScaLAPACK (`scalapack`, `blacs`, [`block_cyclic`]); [`subspace::eigen`] chooses.
 //! - [`bench`](mod@bench): GFLOP/s tables; [`selfcheck`]: every distributed operation against
 //!   its serial counterpart (used by the tests and the MPI check example).
 
 mod backend;
 mod band_dist;
 pub mod bench;
+#[cfg(feature = "scalapack")]
+pub mod blacs;
+pub mod block_cyclic;
 pub mod dense;
 mod faer_backend;
 mod gdist;
@@ -28,6 +34,8 @@ mod lapack_backend;
 pub mod openblas;
 pub mod partition;
 mod ring;
+#[cfg(feature = "scalapack")]
+pub mod scalapack;
 mod scalar;
 pub mod selfcheck;
 pub mod subspace;

@@ -9,8 +9,16 @@
 //! triangular rotation, Cholesky orthonormalisation, redundant eigensolver, layout conversion
 //! through every all-to-all-v strategy, every ring order and the gather variant) with the
 //! serial kernel on the whole matrix: relative Frobenius error at most [`TOLERANCE`],
-//! layout conversions exact, replicated results bit-identical on every rank. Every rank
-//! returns the same verdict: `Ok(summary)` or `Err(list of failures)`.
+//! layout conversions exact, replicated results bit-identical on every rank. With the
+//! feature `scalapack` on an MPI group it also compares the ScaLAPACK eigensolver with the
+//! redundant one (f64 and c64; dimensions 1, 5, 33, 64, 100 and 130 with block 32, so `n`
+//! not divisible by the block size and ranks owning no block; `n` = 1, half and all
+//! eigenpairs): eigenvalues to [`TOLERANCE`] relative to the largest, residual
+//! `|H V - V diag(w)| / |H V|` and orthonormality `|V^H V - I|` to [`TOLERANCE`], spectral
+//! projectors `V V^H` of both solvers to [`PROJECTOR_TOLERANCE`] (gap-dependent), results
+//! bit-identical on every rank; and the dispatcher [`eigen`](crate::subspace::eigen) with
+//! every request. Every rank returns the same verdict: `Ok(summary)` or
+//! `Err(list of failures)`.
 
 use crate::band_dist::{BandAlgorithm, BandDistBlock};
 use crate::dense::{cholesky_orthonormalise, hermitian_eigen_lowest, matmul, overlap};
@@ -24,6 +32,9 @@ use std::sync::Arc;
 
 /// Largest accepted relative error of a distributed result against the serial one.
 pub const TOLERANCE: f64 = 1e-12;
+/// Largest accepted relative distance between the spectral projectors of two eigensolvers
+/// (eigenvector errors scale with `eps |H| / gap`, so this is looser than [`TOLERANCE`]).
+pub const PROJECTOR_TOLERANCE: f64 = 1e-10;
 
 /// Deterministic pseudo-random `rows x cols` matrix with entries in [-1, 1] (+ i[-1, 1]).
 pub fn test_matrix<T: Scalar>(rows: usize, cols: usize, seed: u64) -> Mat<T> {
@@ -261,6 +272,11 @@ pub fn run_selfcheck(comm: Arc<dyn Communicator>) -> Result<String, String> {
     };
     check_type::<f64>(&mut c, &comm, "f64");
     check_type::<c64>(&mut c, &comm, "c64");
+    #[cfg(feature = "scalapack")]
+    if crate::subspace::scalapack_available(&*comm) {
+        check_distributed_eigen::<f64>(&mut c, "f64");
+        check_distributed_eigen::<c64>(&mut c, "c64");
+    }
     let mut bad = [c.failures.len() as u64];
     comm.allreduce(&mut bad, ReduceOp::Max, CommClass::Other);
     if bad[0] == 0 {
@@ -274,5 +290,112 @@ pub fn run_selfcheck(comm: Arc<dyn Communicator>) -> Result<String, String> {
         Err("another rank reported failures".into())
     } else {
         Err(c.failures.join("\n"))
+    }
+}
+
+/// ScaLAPACK against the redundant solve (see the module doc).
+#[cfg(feature = "scalapack")]
+fn check_distributed_eigen<T: Scalar>(c: &mut Checker<'_>, tname: &str) {
+    use crate::subspace::{eigen_with, EigenSolver, SolverRequest};
+    let comm = c.comm;
+    for (k, dim) in [1usize, 5, 33, 64, 100, 130].into_iter().enumerate() {
+        let a = test_matrix::<T>(dim, dim, 100 + k as u64);
+        // Hermitian H = A + A^H.
+        let h = Mat::from_fn(dim, dim, |i, j| a[(i, j)] + a[(j, i)].cj());
+        for n in [1, dim.div_ceil(2), dim] {
+            let tag = format!("{tname} dim {dim} n {n}");
+            let got = eigen_with(comm, h.as_ref(), n, CommClass::Band, EigenSolver::Scalapack);
+            let want = eigen_with(comm, h.as_ref(), n, CommClass::Band, EigenSolver::Redundant);
+            let (e, r) = match (got, want) {
+                (Ok(e), Ok(r)) => (e, r),
+                (Err(e), _) | (_, Err(e)) => {
+                    c.failures.push(format!("scalapack eigen {tag}: {e}"));
+                    continue;
+                }
+            };
+            let v = Mat::from_fn(1, n, |_, j| T::from_f64(e.values[j]));
+            // Eigenvalues relative to the largest one (not each: some are near zero).
+            c.count += 1;
+            let scale = r.values.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            let dev = e
+                .values
+                .iter()
+                .zip(&r.values)
+                .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+            if e.values.len() != n || dev.is_nan() || dev > TOLERANCE * scale.max(f64::MIN_POSITIVE)
+            {
+                c.failures.push(format!(
+                    "rank {}: scalapack eigenvalues {tag}: deviation {dev:.2e} of {scale:.2e}",
+                    comm.rank()
+                ));
+            }
+            let hv = matmul(h.as_ref(), e.vectors.as_ref());
+            let vw = Mat::from_fn(dim, n, |i, j| e.vectors[(i, j)].scale(e.values[j]));
+            c.close(
+                &format!("scalapack residual {tag}"),
+                vw.as_ref(),
+                hv.as_ref(),
+            );
+            let vhv = overlap(e.vectors.as_ref(), e.vectors.as_ref());
+            let eye = Mat::from_fn(n, n, |i, j| T::from_f64(f64::from(u8::from(i == j))));
+            c.close(
+                &format!("scalapack orthonormality {tag}"),
+                vhv.as_ref(),
+                eye.as_ref(),
+            );
+            // Spectral projectors onto the n lowest (phase- and rotation-free).
+            let proj = |x: MatRef<'_, T>| {
+                let mut p = Mat::<T>::zeros(dim, dim);
+                T::gemm_with(
+                    crate::backend::Backend::Faer,
+                    p.as_mut(),
+                    false,
+                    x,
+                    false,
+                    x,
+                    true,
+                );
+                p
+            };
+            c.count += 1;
+            let pe = rel_err(
+                proj(e.vectors.as_ref()).as_ref(),
+                proj(r.vectors.as_ref()).as_ref(),
+            );
+            if pe.is_nan() || pe > PROJECTOR_TOLERANCE {
+                c.failures.push(format!(
+                    "rank {}: scalapack projector {tag}: relative error {pe:.2e}",
+                    comm.rank()
+                ));
+            }
+            c.replicated(&format!("scalapack eigenvectors {tag}"), e.vectors.as_ref());
+            c.replicated(&format!("scalapack eigenvalues {tag}"), v.as_ref());
+        }
+    }
+    // The dispatcher: every request gives a valid answer on every size around the threshold
+    // logic (the forced ScaLAPACK request included).
+    let dim = 40;
+    let a = test_matrix::<T>(dim, dim, 7);
+    let h = Mat::from_fn(dim, dim, |i, j| a[(i, j)] + a[(j, i)].cj());
+    let reference = crate::subspace::redundant_eigen(comm, h.as_ref(), 10, CommClass::Band);
+    for req in [
+        SolverRequest::Redundant,
+        SolverRequest::Scalapack,
+        SolverRequest::Auto,
+    ] {
+        let solver = crate::subspace::choose_eigen_solver(comm, dim, req);
+        let tag = format!("dispatch {req:?} -> {solver:?} {tname}");
+        match (
+            eigen_with(comm, h.as_ref(), 10, CommClass::Band, solver),
+            &reference,
+        ) {
+            (Ok(e), Ok(r)) => {
+                let v = Mat::from_fn(1, 10, |_, j| T::from_f64(e.values[j]));
+                let rv = Mat::from_fn(1, 10, |_, j| T::from_f64(r.values[j]));
+                c.close(&tag, v.as_ref(), rv.as_ref());
+            }
+            (Err(e), _) => c.failures.push(format!("{tag}: {e}")),
+            (_, Err(e)) => c.failures.push(format!("{tag} reference: {e}")),
+        }
     }
 }

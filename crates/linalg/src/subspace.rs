@@ -7,10 +7,18 @@
 //! ranks on different nodes may have different pools). A failure on rank 0 (not positive
 //! definite, no convergence) is broadcast too and returned as an error on every rank. The
 //! input matrix is taken from rank 0 (other ranks' copies are only checked for shape).
-//! A distributed (ScaLAPACK/ELPA) solve is not implemented.
+//!
+//! [`eigen`] is the entry point the eigensolvers use: it dispatches to [`redundant_eigen`] or,
+//! with the cargo feature `scalapack` on an MPI group, to ScaLAPACK over a 2-D block-cyclic
+//! grid (`scalapack::scalapack_eigen`, built only with the feature), both with the same
+//! contract. The choice ([`choose_eigen_solver`]) depends only on the matrix dimension, the
+//! group and [`SUBSPACE_SOLVER_ENV`], so every rank makes the same one. ELPA is not
+//! implemented.
 
 use crate::dense::{hermitian_eigen_lowest, HermitianEigen};
 use crate::partition::{mat_to_vec, vec_to_mat};
+#[cfg(feature = "scalapack")]
+use crate::scalapack::scalapack_eigen;
 use crate::scalar::{LinalgError, Scalar};
 use faer::{Mat, MatRef};
 use planewave_comm::{CommClass, CommExt, Communicator};
@@ -99,4 +107,190 @@ pub fn redundant_cholesky<T: Scalar>(
         broadcast_mat(comm, i, 0, class);
     }
     Ok((l, inv))
+}
+
+/// Selects the subspace eigensolver of [`eigen`]: `redundant`, `scalapack` or `auto` (the
+/// default). Must be the same on every rank (mpirun forwards the environment).
+pub const SUBSPACE_SOLVER_ENV: &str = "PLANEWAVE_SUBSPACE_SOLVER";
+
+/// Smallest dimension for which `auto` solves with ScaLAPACK (groups of 2 or more MPI ranks,
+/// feature `scalapack`); below it the redundant solve is used.
+///
+/// Measured crossover (`linalg_eigen_bench` example; c64, all eigenpairs; seconds per solve,
+/// best of at least two, slowest rank, scatter/gather included). "faer"/"zheevd" = redundant
+/// (rank 0 solves with faer / OpenBLAS `zheevd`, then broadcasts); "pzheevd" = ScaLAPACK,
+/// block 32, on the most square grid (np 1: 1x1, np 2: 1x2, np 4: 2x2). Debian ScaLAPACK 2.2.1
+/// on OpenBLAS 0.3.21 (`OPENBLAS_CORETYPE=SkylakeX`, `OPENBLAS_NUM_THREADS=1`), OpenMPI 4.1
+/// binding one core per rank. The machine has only **2 cores** and was shared with another
+/// build (load 3.4–3.8, 6 for the last two rows), so `np 4` is oversubscribed (two ranks per
+/// core: ScaLAPACK's ranks wait on descheduled peers) and every number is noisy:
+///
+/// ```text
+///  dim |   np1 faer  zheevd pzheevd |   np2 faer  zheevd pzheevd |   np4 faer  zheevd pzheevd
+///   64 |    0.00116 0.00088 0.00203 |    0.00090 0.00098 0.00241 |    0.00108 0.00154 0.01623
+///  256 |    0.0177  0.0245  0.0254  |    0.0362  0.0389  0.0640  |    0.0205  0.0408  0.341
+///  512 |    0.106   0.187   0.138   |    0.303   0.631   0.344   |    0.175   0.286   1.19
+///  768 |    0.383   0.700   0.382   |    1.26    2.36    1.47    |    0.739   2.11    2.52
+/// 1024 |    1.23    2.53    1.27    |    2.54    5.74    2.80    |    1.59    3.38    3.41
+/// 1536 |                            |    8.94   20.6     7.40    |
+/// 2048 |                            |   17.3    49.2    17.1     |
+/// ```
+///
+/// A quieter np 2 run (load 1.7–2.2, mean of repetitions) gave 0.116 / 0.193 / 0.095 s at 512
+/// and 1.13 / 4.61 / 2.10 s at 1024. Reading: below 512 the redundant faer solve always wins
+/// (ScaLAPACK's latency-bound tridiagonalisation and the scatter/gather dominate); on 2 ranks
+/// the two are within noise from 768 to 2048 and ScaLAPACK was ahead at 1536; on the
+/// oversubscribed 4 ranks it never wins. The threshold is the measured tie on 2 ranks, 1024;
+/// on a real node (one core per rank, more ranks) the crossover is expected lower — measure it
+/// there with the example and override with [`SUBSPACE_SOLVER_ENV`].
+pub const SCALAPACK_MIN_DIM: usize = 1024;
+
+/// Which solver [`eigen`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EigenSolver {
+    /// [`redundant_eigen`]: rank 0 solves, then broadcasts.
+    Redundant,
+    /// ScaLAPACK over a block-cyclic grid of the group (feature `scalapack`, MPI group).
+    Scalapack,
+}
+
+/// The request in [`SUBSPACE_SOLVER_ENV`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SolverRequest {
+    /// Always redundant.
+    Redundant,
+    /// ScaLAPACK wherever it is available (MPI group, feature `scalapack`), redundant elsewhere.
+    Scalapack,
+    /// ScaLAPACK for dimensions from [`SCALAPACK_MIN_DIM`] on groups of two or more ranks.
+    Auto,
+}
+
+impl SolverRequest {
+    /// Parse `redundant`, `scalapack` or `auto` (case-insensitive).
+    pub fn parse(s: &str) -> Result<SolverRequest, LinalgError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "redundant" => Ok(SolverRequest::Redundant),
+            "scalapack" => Ok(SolverRequest::Scalapack),
+            "auto" | "" => Ok(SolverRequest::Auto),
+            other => Err(LinalgError(format!(
+                "{SUBSPACE_SOLVER_ENV}={other:?}: expected redundant, scalapack or auto"
+            ))),
+        }
+    }
+    /// The request in the environment (`Auto` when unset).
+    pub fn from_env() -> Result<SolverRequest, LinalgError> {
+        match std::env::var(SUBSPACE_SOLVER_ENV) {
+            Ok(s) => SolverRequest::parse(&s),
+            Err(_) => Ok(SolverRequest::Auto),
+        }
+    }
+}
+
+/// Whether the distributed solve can run on `comm`: feature `scalapack` and an MPI group.
+pub fn scalapack_available(comm: &dyn Communicator) -> bool {
+    #[cfg(feature = "scalapack")]
+    {
+        crate::blacs::as_mpi(comm).is_some()
+    }
+    #[cfg(not(feature = "scalapack"))]
+    {
+        let _ = comm;
+        false
+    }
+}
+
+/// The solver for a `dim x dim` problem on `comm` under `request` (same on every rank).
+pub fn choose_eigen_solver(
+    comm: &dyn Communicator,
+    dim: usize,
+    request: SolverRequest,
+) -> EigenSolver {
+    let available = scalapack_available(comm);
+    match request {
+        SolverRequest::Scalapack if available && dim > 0 => EigenSolver::Scalapack,
+        SolverRequest::Auto if available && comm.size() > 1 && dim >= SCALAPACK_MIN_DIM => {
+            EigenSolver::Scalapack
+        }
+        _ => EigenSolver::Redundant,
+    }
+}
+
+/// The lowest `n` eigenpairs of the Hermitian `h` (lower triangle read), identical on every
+/// rank, by the solver [`choose_eigen_solver`] picks under [`SUBSPACE_SOLVER_ENV`]; an
+/// invalid value of the variable is an error (on every rank).
+pub fn eigen<T: Scalar>(
+    comm: &dyn Communicator,
+    h: MatRef<'_, T>,
+    n: usize,
+    class: CommClass,
+) -> Result<HermitianEigen<T>, LinalgError> {
+    let request = SolverRequest::from_env()?;
+    eigen_with(
+        comm,
+        h,
+        n,
+        class,
+        choose_eigen_solver(comm, h.nrows(), request),
+    )
+}
+
+/// [`eigen`] with an explicit solver; [`EigenSolver::Scalapack`] without the feature or off
+/// MPI is an error.
+pub fn eigen_with<T: Scalar>(
+    comm: &dyn Communicator,
+    h: MatRef<'_, T>,
+    n: usize,
+    class: CommClass,
+    solver: EigenSolver,
+) -> Result<HermitianEigen<T>, LinalgError> {
+    match solver {
+        EigenSolver::Redundant => redundant_eigen(comm, h, n, class),
+        #[cfg(feature = "scalapack")]
+        EigenSolver::Scalapack => scalapack_eigen(comm, h, n, class),
+        #[cfg(not(feature = "scalapack"))]
+        EigenSolver::Scalapack => Err(LinalgError(
+            "the ScaLAPACK eigensolver needs planewave-linalg's feature `scalapack`".into(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planewave_comm::Solo;
+
+    #[test]
+    fn solver_request_parses_and_rejects() {
+        assert_eq!(
+            SolverRequest::parse("ScaLAPACK"),
+            Ok(SolverRequest::Scalapack)
+        );
+        assert_eq!(
+            SolverRequest::parse("redundant"),
+            Ok(SolverRequest::Redundant)
+        );
+        assert_eq!(SolverRequest::parse("auto"), Ok(SolverRequest::Auto));
+        assert!(SolverRequest::parse("elpa").is_err());
+    }
+
+    #[test]
+    fn non_mpi_groups_always_solve_redundantly() {
+        let solo = Solo;
+        for r in [
+            SolverRequest::Redundant,
+            SolverRequest::Scalapack,
+            SolverRequest::Auto,
+        ] {
+            assert_eq!(choose_eigen_solver(&solo, 4096, r), EigenSolver::Redundant);
+        }
+        let h = crate::selfcheck::test_matrix::<f64>(3, 3, 1);
+        let e = eigen_with(
+            &solo,
+            h.as_ref(),
+            3,
+            CommClass::Other,
+            EigenSolver::Scalapack,
+        );
+        assert!(e.is_err());
+    }
 }
