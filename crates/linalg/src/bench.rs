@@ -431,40 +431,30 @@ pub fn run_eigen_bench(
     for &dim in dims {
         let a = test_matrix::<c64>(dim, dim, 11);
         let h = Mat::from_fn(dim, dim, |i, j| a[(i, j)] + a[(j, i)].conj());
+        // (name, dense back end of the redundant solve, solver)
+        let mut cases: Vec<(String, Backend, EigenSolver)> = Backend::available()
+            .into_iter()
+            .map(|be| {
+                (
+                    format!("redundant {}", be.name()),
+                    be,
+                    EigenSolver::Redundant,
+                )
+            })
+            .collect();
+        if scalapack_available(comm) {
+            cases.push(("scalapack".into(), saved, EigenSolver::Scalapack));
+        }
         let mut results = Vec::new();
-        for be in Backend::available() {
+        for (name, be, solver) in cases {
             crate::backend::set_default_backend(be);
             let t = time_collective_best(comm, min_time, || {
-                let e = eigen_with(
-                    comm,
-                    h.as_ref(),
-                    dim,
-                    CommClass::Band,
-                    EigenSolver::Redundant,
-                );
+                let e = eigen_with(comm, h.as_ref(), dim, CommClass::Band, solver);
                 std::hint::black_box(e.ok());
             });
-            let name = match be {
-                Backend::Faer => "redundant faer".to_string(),
-                #[allow(unreachable_patterns)]
-                _ => format!("redundant {}", be.name()),
-            };
             results.push((name, t));
         }
         crate::backend::set_default_backend(saved);
-        if scalapack_available(comm) {
-            let t = time_collective_best(comm, min_time, || {
-                let e = eigen_with(
-                    comm,
-                    h.as_ref(),
-                    dim,
-                    CommClass::Band,
-                    EigenSolver::Scalapack,
-                );
-                std::hint::black_box(e.ok());
-            });
-            results.push(("scalapack".to_string(), t));
-        }
         rows.push(EigenRow { dim, results });
     }
     EigenBenchTable {

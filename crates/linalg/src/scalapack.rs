@@ -168,89 +168,71 @@ fn solve_local(
     let local_len = bc.lld(prow) * locc.max(1);
     let mut w = vec![0.0f64; bc.dim];
     let (jobz, uplo) = (b'V' as c_char, b'L' as c_char);
+    let desc_ptr = desc.as_ptr();
     match a {
         Local::Complex(mut a) => {
             a.resize(local_len, c64::new(0.0, 0.0));
             let mut z = vec![c64::new(0.0, 0.0); local_len];
-            let mut wq = [c64::new(0.0, 0.0)];
-            let mut rq = [0.0f64];
-            let mut iq = [0 as c_int];
-            let q: c_int = -1;
-            // SAFETY (workspace query, LWORK = LRWORK = LIWORK = -1): `a` and `z` hold
-            // `lld * max(1, locc)` elements, the local array size `desc` describes; `w` holds
-            // `n`; the one-element query arrays receive the optimal sizes; scalars are live
-            // locals; the hidden character lengths are 1. Every grid rank makes this call.
-            unsafe {
-                pzheevd_(
-                    &jobz,
-                    &uplo,
-                    &n,
-                    a.as_mut_ptr(),
-                    &one,
-                    &one,
-                    desc.as_ptr(),
-                    w.as_mut_ptr(),
-                    z.as_mut_ptr(),
-                    &one,
-                    &one,
-                    desc.as_ptr(),
-                    wq.as_mut_ptr(),
-                    &q,
-                    rq.as_mut_ptr(),
-                    &q,
-                    iq.as_mut_ptr(),
-                    &q,
-                    &mut info,
-                    1,
-                    1,
-                )
+            // One PZHEEVD call with the given workspaces; LWORK = LRWORK = LIWORK = -1 is the
+            // workspace query, which writes the optimal sizes into the first elements.
+            let mut call = |work: &mut [c64], rwork: &mut [f64], iwork: &mut [c_int], query| {
+                let len = |v: usize| {
+                    if query {
+                        Ok(-1)
+                    } else {
+                        to_int(v, "workspace")
+                    }
+                };
+                let (lw, lrw, liw) = (len(work.len())?, len(rwork.len())?, len(iwork.len())?);
+                let mut info: c_int = 0;
+                // SAFETY: `a` and `z` hold `lld * max(1, locc)` elements, the local array
+                // `desc` describes (`desc_ptr` points into `desc`, alive for the whole function);
+                // `w` holds `n`; `work`, `rwork`, `iwork` hold at least one element each (the
+                // query) or exactly `lw`, `lrw`, `liw`; scalars are live locals; the hidden
+                // character lengths are 1. Every grid rank makes the same calls.
+                unsafe {
+                    pzheevd_(
+                        &jobz,
+                        &uplo,
+                        &n,
+                        a.as_mut_ptr(),
+                        &one,
+                        &one,
+                        desc_ptr,
+                        w.as_mut_ptr(),
+                        z.as_mut_ptr(),
+                        &one,
+                        &one,
+                        desc_ptr,
+                        work.as_mut_ptr(),
+                        &lw,
+                        rwork.as_mut_ptr(),
+                        &lrw,
+                        iwork.as_mut_ptr(),
+                        &liw,
+                        &mut info,
+                        1,
+                        1,
+                    )
+                };
+                Ok::<c_int, LinalgError>(info)
             };
+            let (mut wq, mut rq, mut iq) = ([c64::new(0.0, 0.0)], [0.0f64], [0 as c_int]);
+            let info = call(&mut wq, &mut rq, &mut iq, true).map_err(|e| e.0)?;
             if info != 0 {
                 return Err(format!("PZHEEVD workspace query: INFO = {info}"));
             }
             // The documented minima (ScaLAPACK 2.2 PZHEEVD) guard a short query answer.
-            let (np, nq) = (locr, locc);
-            let dim = bc.dim;
-            let lwork = (wq[0].re as usize).max(1) + back_transform_pad(bc, np, nq);
+            let (np, nq, dim) = (locr, locc, bc.dim);
+            let pad = back_transform_pad(bc, np, nq);
+            let lwork = (wq[0].re as usize).max(1) + pad;
             // RWORK carries PDSTEDC and its PDLASRT sort, whose need the query also misses.
-            let lrwork =
-                (rq[0] as usize).max(1 + 9 * dim + 3 * np * nq) + back_transform_pad(bc, np, nq);
+            let lrwork = (rq[0] as usize).max(1 + 9 * dim + 3 * np * nq) + pad;
             let liwork = (iq[0].max(0) as usize).max(7 * dim + 8 * bc.pc + 2);
             let mut work = vec![c64::new(0.0, 0.0); lwork];
             let mut rwork = vec![0.0f64; lrwork];
             let mut iwork = vec![0 as c_int; liwork];
-            let (lw, lrw, liw) = (
-                to_int(lwork, "LWORK").map_err(|e| e.0)?,
-                to_int(lrwork, "LRWORK").map_err(|e| e.0)?,
-                to_int(liwork, "LIWORK").map_err(|e| e.0)?,
-            );
-            // SAFETY: as for the query, and `work`, `rwork`, `iwork` hold exactly the
-            // `lw`, `lrw`, `liw` elements passed as their lengths.
-            unsafe {
-                pzheevd_(
-                    &jobz,
-                    &uplo,
-                    &n,
-                    a.as_mut_ptr(),
-                    &one,
-                    &one,
-                    desc.as_ptr(),
-                    w.as_mut_ptr(),
-                    z.as_mut_ptr(),
-                    &one,
-                    &one,
-                    desc.as_ptr(),
-                    work.as_mut_ptr(),
-                    &lw,
-                    rwork.as_mut_ptr(),
-                    &lrw,
-                    iwork.as_mut_ptr(),
-                    &liw,
-                    &mut info,
-                    1,
-                    1,
-                )
-            };
+            let info = call(&mut work, &mut rwork, &mut iwork, false).map_err(|e| e.0)?;
             if info != 0 {
                 return Err(format!("PZHEEVD failed: INFO = {info}"));
             }
@@ -259,34 +241,47 @@ fn solve_local(
         Local::Real(mut a) => {
             a.resize(local_len, 0.0);
             let mut z = vec![0.0f64; local_len];
-            let mut wq = [0.0f64];
-            let mut iq = [0 as c_int];
-            let q: c_int = -1;
-            // SAFETY (workspace query): as for PZHEEVD above — `a`, `z` hold the local array
-            // `desc` describes, `w` holds `n`, the query arrays one element each.
-            unsafe {
-                pdsyevd_(
-                    &jobz,
-                    &uplo,
-                    &n,
-                    a.as_mut_ptr(),
-                    &one,
-                    &one,
-                    desc.as_ptr(),
-                    w.as_mut_ptr(),
-                    z.as_mut_ptr(),
-                    &one,
-                    &one,
-                    desc.as_ptr(),
-                    wq.as_mut_ptr(),
-                    &q,
-                    iq.as_mut_ptr(),
-                    &q,
-                    &mut info,
-                    1,
-                    1,
-                )
+            // One PDSYEVD call (query with LWORK = LIWORK = -1), as for PZHEEVD above.
+            let mut call = |work: &mut [f64], iwork: &mut [c_int], query| {
+                let len = |v: usize| {
+                    if query {
+                        Ok(-1)
+                    } else {
+                        to_int(v, "workspace")
+                    }
+                };
+                let (lw, liw) = (len(work.len())?, len(iwork.len())?);
+                let mut info: c_int = 0;
+                // SAFETY: as for PZHEEVD above — `a`, `z` hold the local array `desc`
+                // describes, `w` holds `n`, `work` and `iwork` one element (query) or exactly
+                // `lw`, `liw`.
+                unsafe {
+                    pdsyevd_(
+                        &jobz,
+                        &uplo,
+                        &n,
+                        a.as_mut_ptr(),
+                        &one,
+                        &one,
+                        desc_ptr,
+                        w.as_mut_ptr(),
+                        z.as_mut_ptr(),
+                        &one,
+                        &one,
+                        desc_ptr,
+                        work.as_mut_ptr(),
+                        &lw,
+                        iwork.as_mut_ptr(),
+                        &liw,
+                        &mut info,
+                        1,
+                        1,
+                    )
+                };
+                Ok::<c_int, LinalgError>(info)
             };
+            let (mut wq, mut iq) = ([0.0f64], [0 as c_int]);
+            let info = call(&mut wq, &mut iq, true).map_err(|e| e.0)?;
             if info != 0 {
                 return Err(format!("PDSYEVD workspace query: INFO = {info}"));
             }
@@ -294,35 +289,7 @@ fn solve_local(
             let liwork = (iq[0].max(0) as usize).max(7 * bc.dim + 8 * bc.pc + 2);
             let mut work = vec![0.0f64; lwork];
             let mut iwork = vec![0 as c_int; liwork];
-            let (lw, liw) = (
-                to_int(lwork, "LWORK").map_err(|e| e.0)?,
-                to_int(liwork, "LIWORK").map_err(|e| e.0)?,
-            );
-            // SAFETY: as for the query, and `work`, `iwork` hold exactly `lw`, `liw`
-            // elements.
-            unsafe {
-                pdsyevd_(
-                    &jobz,
-                    &uplo,
-                    &n,
-                    a.as_mut_ptr(),
-                    &one,
-                    &one,
-                    desc.as_ptr(),
-                    w.as_mut_ptr(),
-                    z.as_mut_ptr(),
-                    &one,
-                    &one,
-                    desc.as_ptr(),
-                    work.as_mut_ptr(),
-                    &lw,
-                    iwork.as_mut_ptr(),
-                    &liw,
-                    &mut info,
-                    1,
-                    1,
-                )
-            };
+            let info = call(&mut work, &mut iwork, false).map_err(|e| e.0)?;
             if info != 0 {
                 return Err(format!("PDSYEVD failed: INFO = {info}"));
             }
