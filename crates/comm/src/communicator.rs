@@ -193,7 +193,7 @@ pub trait Communicator: Send + Sync {
     }
     /// The concrete communicator behind this trait object, for code that must reach the
     /// back end itself (e.g. planewave-linalg's ScaLAPACK solve downcasts to
-    /// [`Mpi`](crate::mpi::Mpi) to hand its `MPI_Comm` to BLACS). `None` (the default) means
+    /// `planewave_comm::mpi::Mpi`, feature `mpi`, to hand its `MPI_Comm` to BLACS). `None` (the default) means
     /// the back end does not offer itself; the MPI back end returns `Some(self)`. Callers
     /// must treat `None` and a failed downcast alike: the native path is not available.
     fn as_any(&self) -> Option<&dyn std::any::Any> {

@@ -285,7 +285,7 @@ impl DistFft {
     /// Backward transform of `nb` bands: `coeffs` (`nb * n_g_local()`) to `real`
     /// (`nb * n_real_local()`, fully overwritten), all `nb` in one exchange. Collective.
     pub fn backward(&mut self, coeffs: &[C64], nb: usize, real: &mut [C64]) {
-        self.backward_bands(coeffs, nb, nb, real)
+        self.backward_bands(coeffs, nb, nb.max(1), real)
     }
 
     /// Backward transform of `nbands` bands in blocks of `block` (the last may be shorter):
@@ -354,13 +354,13 @@ impl DistFft {
     /// `coeffs`. Collective.
     pub fn forward(&mut self, real: &mut [C64], nb: usize, coeffs: &mut [C64]) {
         let scale = 1.0 / self.grid.len() as f64;
-        self.forward_bands_scaled(real, nb, nb, scale, coeffs)
+        self.forward_bands_scaled(real, nb, nb.max(1), scale, coeffs)
     }
 
     /// Forward transform of `nb` bands, coefficients multiplied by `scale` (1 for the
     /// unnormalised sum). `real` is overwritten. Collective.
     pub fn forward_scaled(&mut self, real: &mut [C64], nb: usize, scale: f64, coeffs: &mut [C64]) {
-        self.forward_bands_scaled(real, nb, nb, scale, coeffs)
+        self.forward_bands_scaled(real, nb, nb.max(1), scale, coeffs)
     }
 
     /// Forward transform of `nbands` bands in blocks of `block`, coefficients multiplied by

@@ -87,3 +87,20 @@ fn layouts_tile_the_grid_and_sticks_are_balanced() {
         }
     }
 }
+
+#[test]
+fn zero_bands_is_a_no_op_on_every_rank() {
+    let case = CheckCase::random(5, &[8, 9, 10], true);
+    let millers = case.millers();
+    let out = Threads::run(3, |c| {
+        let comm = c.into_arc();
+        let grid = FftGrid { dims: case.dims };
+        let mut plan = DistFft::new(comm, grid, &millers, &DistFftOptions::default()).unwrap();
+        let (mut real, mut coeffs) = (Vec::new(), Vec::new());
+        plan.backward(&[], 0, &mut real);
+        plan.forward(&mut real, 0, &mut coeffs);
+        plan.backward_bands(&[], 0, 4, &mut real);
+        (real.len(), coeffs.len())
+    });
+    assert!(out.iter().all(|&l| l == (0, 0)), "{out:?}");
+}
