@@ -117,33 +117,31 @@ pub const SUBSPACE_SOLVER_ENV: &str = "PLANEWAVE_SUBSPACE_SOLVER";
 /// feature `scalapack`); below it the redundant solve is used.
 ///
 /// Measured crossover (`linalg_eigen_bench` example; c64, all eigenpairs; seconds per solve,
-/// best of at least two, slowest rank, scatter/gather included). "faer"/"zheevd" = redundant
-/// (rank 0 solves with faer / OpenBLAS `zheevd`, then broadcasts); "pzheevd" = ScaLAPACK,
-/// block 32, on the most square grid (np 1: 1x1, np 2: 1x2, np 4: 2x2). Debian ScaLAPACK 2.2.1
-/// on OpenBLAS 0.3.21 (`OPENBLAS_CORETYPE=SkylakeX`, `OPENBLAS_NUM_THREADS=1`), OpenMPI 4.1
-/// binding one core per rank. The machine has only **2 cores** and was shared with another
-/// build (load 3.4–3.8, 6 for the last two rows), so `np 4` is oversubscribed (two ranks per
-/// core: ScaLAPACK's ranks wait on descheduled peers) and every number is noisy:
+/// best of repetitions filling 0.5 s, slowest rank, scatter/gather included). "faer"/"zheevd" =
+/// redundant (rank 0 solves with faer / OpenBLAS `zheevd` on its one core, then broadcasts);
+/// "pzheevd" = ScaLAPACK, block 32, on the most square grid (np 1: 1x1, np 2: 1x2). Debian
+/// ScaLAPACK 2.2.1 on OpenBLAS 0.3.21 (`OPENBLAS_CORETYPE=SkylakeX`, `OPENBLAS_NUM_THREADS=1`),
+/// OpenMPI 4.1 binding one core per rank, on an otherwise idle 2-core machine (2026-11-22):
 ///
 /// ```text
-///  dim |   np1 faer  zheevd pzheevd |   np2 faer  zheevd pzheevd |   np4 faer  zheevd pzheevd
-///   64 |    0.00116 0.00088 0.00203 |    0.00090 0.00098 0.00241 |    0.00108 0.00154 0.01623
-///  256 |    0.0177  0.0245  0.0254  |    0.0362  0.0389  0.0640  |    0.0205  0.0408  0.341
-///  512 |    0.106   0.187   0.138   |    0.303   0.631   0.344   |    0.175   0.286   1.19
-///  768 |    0.383   0.700   0.382   |    1.26    2.36    1.47    |    0.739   2.11    2.52
-/// 1024 |    1.23    2.53    1.27    |    2.54    5.74    2.80    |    1.59    3.38    3.41
-/// 1536 |                            |    8.94   20.6     7.40    |
-/// 2048 |                            |   17.3    49.2    17.1     |
+///  dim |   np1 faer  zheevd pzheevd |   np2 faer  zheevd pzheevd
+///   64 |                            |    0.00092 0.00094 0.00151
+///  256 |    0.0143  0.0164  0.0172  |    0.0194  0.0247  0.0178
+///  384 |                            |    0.0514  0.0791  0.0450
+///  512 |    0.105   0.202   0.145   |    0.117   0.210   0.106
+///  768 |                            |    0.389   0.565   0.200
+/// 1024 |    0.795   1.51    0.711   |    0.840   1.67    0.589
+/// 1536 |                            |    2.26    5.31    1.49
 /// ```
 ///
-/// A quieter np 2 run (load 1.7–2.2, mean of repetitions) gave 0.116 / 0.193 / 0.095 s at 512
-/// and 1.13 / 4.61 / 2.10 s at 1024. Reading: below 512 the redundant faer solve always wins
-/// (ScaLAPACK's latency-bound tridiagonalisation and the scatter/gather dominate); on 2 ranks
-/// the two are within noise from 768 to 2048 and ScaLAPACK was ahead at 1536; on the
-/// oversubscribed 4 ranks it never wins. The threshold is the measured tie on 2 ranks, 1024;
-/// on a real node (one core per rank, more ranks) the crossover is expected lower — measure it
-/// there with the example and override with [`SUBSPACE_SOLVER_ENV`].
-pub const SCALAPACK_MIN_DIM: usize = 1024;
+/// Reading: on 2 ranks ScaLAPACK ties the redundant faer solve at 256 and is ahead from 384
+/// (1.1x at 512, 1.9x at 768, 1.4-1.5x at 1024-1536); below 256 its latency-bound
+/// tridiagonalisation and the scatter/gather lose. The threshold is 512, where it wins in every
+/// measurement on an idle machine (an earlier one on a loaded machine, where ScaLAPACK's ranks
+/// wait on descheduled peers, had it 1.1x behind at 512 and level from 768 on). More ranks per
+/// group should lower the crossover; measure it on the target machine with the example and
+/// override with [`SUBSPACE_SOLVER_ENV`].
+pub const SCALAPACK_MIN_DIM: usize = 512;
 
 /// Which solver [`eigen`] runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
