@@ -99,8 +99,8 @@ enum BenchCommand {
     /// strategy and band-block size. The FFTW ratios need a build with planewave-fft's `fftw`
     /// feature (`cargo run --release -p planewave-fft --features fftw --example fft_bench`).
     Fft {
-        /// rayon thread counts of the serial transforms, comma separated.
-        #[arg(long, default_value = "1", value_delimiter = ',')]
+        /// rayon thread counts of the serial transforms, comma separated (FFTW runs at 1 only).
+        #[arg(long, default_value = "1,2", value_delimiter = ',')]
         threads: Vec<usize>,
         /// Rank counts of the distributed runs, comma separated (empty: skip them).
         #[arg(long, default_value = "4", value_delimiter = ',')]
