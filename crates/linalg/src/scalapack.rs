@@ -364,52 +364,32 @@ pub fn scalapack_eigen<T: Scalar>(
         .map(|c| c.map_or(0, |(r, q)| bc.local_rows(r) * bc.local_cols(q)))
         .collect();
 
-    // Rank 0 deals out the local arrays (column-major, leading dimension = local rows).
-    let mut send_re = Vec::new();
-    let mut send_im = Vec::new();
+    // Rank 0 deals out the local arrays (column-major, leading dimension = local rows), in
+    // the element type itself: one scatter, one gather.
+    let mut send = Vec::new();
     if comm.rank() == 0 {
-        let total: usize = counts.iter().sum();
-        send_re.reserve(total);
-        if complex {
-            send_im.reserve(total);
-        }
+        send.reserve(counts.iter().sum());
         for &(prow, pcol) in coords.iter().flatten() {
             for lj in 0..bc.local_cols(pcol) {
                 let j = bc.global_col(lj, pcol);
-                for li in 0..bc.local_rows(prow) {
-                    let x = h[(bc.global_row(li, prow), j)];
-                    send_re.push(x.real());
-                    if complex {
-                        send_im.push(imag(x));
-                    }
-                }
+                send.extend((0..bc.local_rows(prow)).map(|li| h[(bc.global_row(li, prow), j)]));
             }
         }
     }
-    let local_re = comm.scatterv(&send_re, &counts, 0, class);
-    let local_im = if complex {
-        comm.scatterv(&send_im, &counts, 0, class)
-    } else {
-        Vec::new()
-    };
-    drop((send_re, send_im));
+    let local: Vec<T> = comm.scatterv(&send, &counts, 0, class);
+    drop(send);
 
     // Solve on the grid ranks; every rank learns whether all succeeded.
     let mut outcome: Result<(Vec<f64>, Option<Local>), String> = Ok((vec![0.0; dim], None));
     if let Some((prow, pcol)) = grid.coords() {
         let a = if complex {
-            Local::Complex(
-                local_re
-                    .iter()
-                    .zip(&local_im)
-                    .map(|(&re, &im)| c64::new(re, im))
-                    .collect(),
-            )
+            Local::Complex(local.iter().map(|&x| c64::new(x.real(), imag(x))).collect())
         } else {
-            Local::Real(local_re)
+            Local::Real(local.iter().map(|&x| x.real()).collect())
         };
         outcome = solve_local(&grid, &bc, a, prow, pcol).map(|(w, z)| (w, Some(z)));
     }
+    drop(local);
     let mut failed = [u64::from(outcome.is_err())];
     comm.allreduce_sum(&mut failed, class);
     let (mut values, z) = match outcome {
@@ -426,45 +406,42 @@ pub fn scalapack_eigen<T: Scalar>(
 
     // Every rank sends its local eigenvector columns below `n` (all local rows); the
     // all-gather puts them in rank order on every rank.
-    let (mut mine_re, mut mine_im) = (Vec::new(), Vec::new());
+    let mut mine: Vec<T> = Vec::new();
     if let (Some((prow, pcol)), Some(z)) = (coords[comm.rank()], z) {
         let (locr, ld) = (bc.local_rows(prow), bc.lld(prow));
         let keep = bc.local_cols_below(pcol, n);
+        let at = |li: usize, lj: usize| li + lj * ld;
         for lj in 0..keep {
-            for li in 0..locr {
-                match &z {
-                    Local::Real(z) => mine_re.push(z[li + lj * ld]),
-                    Local::Complex(z) => {
-                        mine_re.push(z[li + lj * ld].re);
-                        mine_im.push(z[li + lj * ld].im);
-                    }
-                }
+            match &z {
+                Local::Real(z) => mine.extend((0..locr).map(|li| T::from_f64(z[at(li, lj)]))),
+                Local::Complex(z) => mine.extend((0..locr).map(|li| {
+                    let v = z[at(li, lj)];
+                    T::from_re_im(v.re, v.im)
+                })),
             }
         }
     }
-    let all_re = comm.allgatherv(&mine_re, class);
-    let all_im = if complex {
-        comm.allgatherv(&mine_im, class)
-    } else {
-        Vec::new()
-    };
+    let all = comm.allgatherv(&mine, class);
+    let expected: usize = coords
+        .iter()
+        .flatten()
+        .map(|&(prow, pcol)| bc.local_rows(prow) * bc.local_cols_below(pcol, n))
+        .sum();
+    if all.len() != expected {
+        return Err(LinalgError(format!(
+            "ScaLAPACK eigenvectors: gathered {} entries, layout accounts for {expected}",
+            all.len()
+        )));
+    }
     let mut vectors = Mat::<T>::zeros(dim, n);
-    let mut k = 0;
+    let mut gathered = all.into_iter();
     for &(prow, pcol) in coords.iter().flatten() {
         for lj in 0..bc.local_cols_below(pcol, n) {
             let j = bc.global_col(lj, pcol);
-            for li in 0..bc.local_rows(prow) {
-                let im = if complex { all_im[k] } else { 0.0 };
-                vectors[(bc.global_row(li, prow), j)] = T::from_re_im(all_re[k], im);
-                k += 1;
+            for (li, x) in (0..bc.local_rows(prow)).zip(&mut gathered) {
+                vectors[(bc.global_row(li, prow), j)] = x;
             }
         }
-    }
-    if k != all_re.len() {
-        return Err(LinalgError(format!(
-            "ScaLAPACK eigenvectors: gathered {} entries, layout accounts for {k}",
-            all_re.len()
-        )));
     }
     // The eigenvalues as rank 0 has them (outside-grid ranks have none of their own).
     comm.broadcast(&mut values, 0, class);
