@@ -301,14 +301,7 @@ impl DistFft {
         real: &mut [C64],
     ) {
         let (ng, nr) = (self.local_g.len(), self.layout.len());
-        assert!(block > 0, "DistFft::backward_bands: empty band block");
-        assert_eq!(
-            coeffs.len(),
-            nbands * ng,
-            "DistFft::backward: coefficient length"
-        );
-        assert_eq!(real.len(), nbands * nr, "DistFft::backward: real length");
-        let blocks = band_blocks(nbands, block);
+        let blocks = self.band_blocks("backward", nbands, block, coeffs.len(), real.len());
         let (st, strat1, strat2, bufs, times) = self.split(true);
         let Buffers {
             sticks,
@@ -376,14 +369,7 @@ impl DistFft {
         coeffs: &mut [C64],
     ) {
         let (ng, nr) = (self.local_g.len(), self.layout.len());
-        assert!(block > 0, "DistFft::forward_bands_scaled: empty band block");
-        assert_eq!(
-            coeffs.len(),
-            nbands * ng,
-            "DistFft::forward: coefficient length"
-        );
-        assert_eq!(real.len(), nbands * nr, "DistFft::forward: real length");
-        let blocks = band_blocks(nbands, block);
+        let blocks = self.band_blocks("forward", nbands, block, coeffs.len(), real.len());
         let (st, strat1, strat2, bufs, times) = self.split(false);
         let Buffers {
             sticks,
@@ -432,6 +418,30 @@ impl DistFft {
             let c = &mut coeffs[last.start * ng..last.end * ng];
             st.sticks_in(held, last.len(), sticks, c, scale, times);
         }
+    }
+
+    /// `0..nbands` cut into consecutive blocks of `block` bands (the last may be shorter),
+    /// after checking the buffer lengths of a `what` transform of `nbands` bands.
+    fn band_blocks(
+        &self,
+        what: &str,
+        nbands: usize,
+        block: usize,
+        coeffs_len: usize,
+        real_len: usize,
+    ) -> Vec<Range<usize>> {
+        assert!(block > 0, "DistFft::{what}: empty band block");
+        let (ng, nr) = (self.local_g.len(), self.layout.len());
+        assert_eq!(
+            coeffs_len,
+            nbands * ng,
+            "DistFft::{what}: coefficient length"
+        );
+        assert_eq!(real_len, nbands * nr, "DistFft::{what}: real length");
+        (0..nbands)
+            .step_by(block)
+            .map(|s| s..(s + block).min(nbands))
+            .collect()
     }
 
     /// The read-only stage data (with the 1-D plans of one direction) and the mutable parts.
@@ -498,14 +508,6 @@ fn exchange_overlapped(
     strat.alltoallv_overlap_into(s, sc, r, rc, &mut overlap, CommClass::GVector);
     times.exchange += t.elapsed().as_secs_f64() - local.total();
     times.add(&local);
-}
-
-/// `0..nbands` cut into consecutive blocks of `block` bands (the last may be shorter).
-fn band_blocks(nbands: usize, block: usize) -> Vec<Range<usize>> {
-    (0..nbands)
-        .step_by(block)
-        .map(|s| s..(s + block).min(nbands))
-        .collect()
 }
 
 impl PhaseTimes {
