@@ -9,16 +9,13 @@ use num_complex::Complex64;
 use planewave::core::bands::BandScalar;
 use planewave::core::basis::Basis;
 use planewave::core::hamiltonian::KHamiltonian;
-use planewave::core::rng::SplitMix64;
 use planewave::core::terms::{local::LocalPotential, nonlocal::KProjectors};
 use planewave::core::{input, setup};
 use planewave::linalg::Mat;
 use std::path::PathBuf;
 
 fn block<T: BandScalar>(basis: &Basis, nb: usize) -> Mat<T> {
-    let mut rng = SplitMix64::new(7);
-    let mut next = || rng.next_centered();
-    T::random(&basis.kpoints[0], nb, &mut next)
+    T::random(&basis.kpoints[0], nb, 7)
 }
 
 fn bench_hpsi(c: &mut Criterion) {

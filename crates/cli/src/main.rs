@@ -5,16 +5,25 @@
 //! input with `calculation = 'relax' | 'vc-relax'` is relaxed instead.
 //! `planewave relax INPUT` relaxes the structure (positions; the cell too with `[relax] cell`).
 //! `planewave check INPUT` validates the input and prints the set-up without running.
-//! `planewave bench comm` times the collective strategies of the communication layer.
+//! `planewave advise INPUT --ranks N` ranks the parallel layouts of a run by predicted time.
+//! `planewave bench comm|linalg|fft` time the parallel building blocks.
+//!
+//! `run` and `relax` run on one process, on `--ranks N` in-process ranks, or on the MPI ranks of
+//! mpirun/srun (build with `--features mpi`); rank 0 prints and writes every file.
 
+mod advise;
+mod launch;
 mod report;
 
 use clap::{Parser, Subcommand};
+use planewave_core::efficiency::{ParallelReport, Projection};
 use planewave_core::relax::{self, Observer, StepInfo};
 use planewave_core::scf::IterationInfo;
 use planewave_core::{forces, input, scf, setup, stress};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
 
 /// Plane-wave pseudopotential Kohn–Sham DFT.
 ///
@@ -27,6 +36,52 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// Parallel options of `run` and `relax`.
+#[derive(clap::Args, Clone, Debug, Default)]
+struct ParallelArgs {
+    /// Run on N in-process ranks (threads with message passing; no MPI needed). Under
+    /// mpirun/srun the launcher's ranks are used instead.
+    #[arg(long, value_name = "N")]
+    ranks: Option<usize>,
+    /// k-point groups (QE -nk, VASP KPAR); overrides [parallel] kpoint_groups. Default: as many
+    /// as divide the ranks and have (spin, k) blocks to work on.
+    #[arg(long, value_name = "N")]
+    kpoint_groups: Option<usize>,
+    /// Band groups (QE -nb, VASP NPAR); overrides [parallel] band_groups. Only 1 until band
+    /// groups are implemented.
+    #[arg(long, value_name = "N")]
+    band_groups: Option<usize>,
+    /// Stop the SCF after N iterations (overrides scf.max_iterations); the report still
+    /// projects the time of a converged run.
+    #[arg(long, value_name = "N")]
+    max_iterations: Option<usize>,
+}
+
+impl ParallelArgs {
+    /// Apply the overrides to the input.
+    fn apply(&self, spec: &mut input::RunSpec) -> Result<(), String> {
+        for (flag, v) in [
+            ("--ranks", self.ranks),
+            ("--kpoint-groups", self.kpoint_groups),
+            ("--band-groups", self.band_groups),
+        ] {
+            if v == Some(0) {
+                return Err(format!("error: {flag} must be at least 1"));
+            }
+        }
+        if let Some(k) = self.kpoint_groups {
+            spec.parallel.kpoint_groups = Some(k);
+        }
+        if let Some(b) = self.band_groups {
+            spec.parallel.band_groups = Some(b);
+        }
+        if let Some(m) = self.max_iterations {
+            spec.scf.max_iterations = m;
+        }
+        Ok(())
+    }
 }
 
 #[derive(Subcommand)]
@@ -43,6 +98,8 @@ enum Command {
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
+        #[command(flatten)]
+        parallel: ParallelArgs,
     },
     /// Relax atomic positions (and the cell with `[relax] cell = true`) by BFGS or FIRE.
     ///
@@ -58,11 +115,27 @@ enum Command {
         /// Print only the ionic steps and the final structure (no SCF iterations).
         #[arg(long, short)]
         quiet: bool,
+        #[command(flatten)]
+        parallel: ParallelArgs,
     },
     /// Validate an input and print the set-up (cell, k-points, FFT grid, plane waves, memory).
     Check {
         /// Input file (TOML or QE pw.x input).
         input: PathBuf,
+    },
+    /// Rank the parallel layouts of a run on N ranks by predicted time per SCF iteration,
+    /// with memory per rank, and say why the first wins.
+    ///
+    /// Example: planewave advise examples/si.toml --ranks 4
+    Advise {
+        /// Input file (TOML or QE pw.x input).
+        input: PathBuf,
+        /// Number of ranks (MPI processes or --ranks).
+        #[arg(long, default_value_t = 2)]
+        ranks: usize,
+        /// Threads per rank (default: this machine's cores divided among the ranks).
+        #[arg(long)]
+        threads: Option<usize>,
     },
     /// Benchmarks of the parallel layers.
     Bench {
@@ -109,18 +182,59 @@ enum BenchCommand {
 }
 
 fn main() -> ExitCode {
-    if let Some(launch) = planewave_comm::foreign_launcher_ranks() {
-        // Without the MPI back end every rank would run the whole calculation on its own.
-        if launch.rank.unwrap_or(0) == 0 {
-            eprintln!(
-                "error: started by {} as {} ranks, but planewave runs a calculation in one process (this would run {} independent copies)\n  hint: run it without the launcher; it uses the node's cores through threads (RAYON_NUM_THREADS limits them)",
-                launch.launcher, launch.ranks, launch.ranks
-            );
+    let launch = planewave_comm::foreign_launcher_ranks();
+    if let Some(l) = &launch {
+        if !cfg!(feature = "mpi") {
+            // Without the MPI back end every rank would run the whole calculation on its own.
+            if l.rank.unwrap_or(0) == 0 {
+                eprintln!(
+                    "error: started by {} as {} ranks, but this planewave was built without MPI (it would run {} independent copies)\n  hint: rebuild with `cargo build --release --features mpi` (or `cargo install --path crates/cli --features mpi`), or run without the launcher: `planewave run INPUT --ranks {}` uses in-process ranks",
+                    l.launcher, l.ranks, l.ranks, l.ranks
+                );
+            }
+            return ExitCode::from(2);
         }
-        return ExitCode::from(2);
     }
     let cli = Cli::parse();
+    // Commands other than run/relax are serial: under a launcher, rank 0 alone does them.
+    let serial_elsewhere = launch.as_ref().is_some_and(|l| l.rank.unwrap_or(0) != 0);
     match cli.command {
+        Command::Run {
+            input,
+            json,
+            quiet,
+            parallel,
+        } => launch::run_ranks(parallel.ranks, |world, place| {
+            let out = Output::new(world.as_ref(), quiet);
+            let mut spec = match input::load(&input) {
+                Ok(s) => s,
+                Err(e) => return out.fail(&e.to_string()),
+            };
+            if let Err(e) = parallel.apply(&mut spec) {
+                return out.fail(&e);
+            }
+            if spec.relax.requested {
+                return run_relax(spec, &input, json.clone(), &out, world, place);
+            }
+            run_scf(spec, &input, json.clone(), &out, world, place)
+        }),
+        Command::Relax {
+            input,
+            json,
+            quiet,
+            parallel,
+        } => launch::run_ranks(parallel.ranks, |world, place| {
+            let out = Output::new(world.as_ref(), quiet);
+            let mut spec = match input::load(&input) {
+                Ok(s) => s,
+                Err(e) => return out.fail(&e.to_string()),
+            };
+            if let Err(e) = parallel.apply(&mut spec) {
+                return out.fail(&e);
+            }
+            run_relax(spec, &input, json.clone(), &out, world, place)
+        }),
+        _ if serial_elsewhere => ExitCode::SUCCESS,
         Command::Check { input } => match prepare(&input) {
             Ok(s) => {
                 report::setup(&s);
@@ -128,20 +242,22 @@ fn main() -> ExitCode {
             }
             Err(e) => fail(&e),
         },
-        Command::Run { input, json, quiet } => {
-            let spec = match input::load(&input) {
-                Ok(s) => s,
-                Err(e) => return fail(&e.to_string()),
-            };
-            if spec.relax.requested {
-                return run_relax(spec, &input, json, quiet);
+        Command::Advise {
+            input,
+            ranks,
+            threads,
+        } => {
+            if ranks == 0 || threads == Some(0) {
+                return fail("error: --ranks and --threads must be at least 1");
             }
-            run_scf(spec, &input, json, quiet)
+            match prepare(&input) {
+                Ok(s) => {
+                    print!("{}", advise::advise(&s, ranks, threads));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&e),
+            }
         }
-        Command::Relax { input, json, quiet } => match input::load(&input) {
-            Ok(spec) => run_relax(spec, &input, json, quiet),
-            Err(e) => fail(&e.to_string()),
-        },
         Command::Bench {
             what: BenchCommand::Linalg { quick },
         } => {
@@ -195,27 +311,77 @@ fn main() -> ExitCode {
     }
 }
 
-fn run_scf(spec: input::RunSpec, input: &Path, json: Option<PathBuf>, quiet: bool) -> ExitCode {
-    let s = match setup::build(spec) {
+/// What rank 0 prints; every other rank stays silent.
+struct Output {
+    root: bool,
+    quiet: bool,
+}
+
+impl Output {
+    fn new(world: &dyn planewave_comm::Communicator, quiet: bool) -> Self {
+        Output {
+            root: world.rank() == 0,
+            quiet,
+        }
+    }
+    /// Whether this rank prints the normal output.
+    fn talks(&self) -> bool {
+        self.root && !self.quiet
+    }
+    /// An error every rank reached: rank 0 prints it; exit code 2 everywhere.
+    fn fail(&self, msg: &str) -> ExitCode {
+        if self.root {
+            eprintln!("{msg}");
+        }
+        ExitCode::from(2)
+    }
+    /// Write `text` to `path` atomically on rank 0.
+    fn write(&self, path: &Path, text: &str) -> Result<(), String> {
+        if !self.root {
+            return Ok(());
+        }
+        write_atomically(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+}
+
+/// Wall-clock seconds since `t`.
+fn since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64()
+}
+
+fn run_scf(
+    spec: input::RunSpec,
+    input: &Path,
+    json: Option<PathBuf>,
+    out: &Output,
+    world: Arc<dyn planewave_comm::Communicator>,
+    place: launch::Placement,
+) -> ExitCode {
+    let t_start = Instant::now();
+    let mut s = match setup::build_on(spec, world) {
         Ok(s) => s,
-        Err(e) => return fail(&e.to_string()),
+        Err(e) => return out.fail(&e.to_string()),
     };
-    if !quiet {
+    s.warnings.extend(place.oversubscription());
+    if out.talks() {
         report::setup(&s);
+        report::placement(&s, &place);
         report::iteration_header();
     }
+    let t_build = since(t_start);
     let result = scf::run(&s.model, &s.basis, &s.params, |it| {
-        if !quiet {
+        if out.talks() {
             report::iteration(it);
         }
     });
     let r = match result {
         Ok(r) => r,
-        Err(e) => return fail(&format!("error: {}: {e}", input.display())),
+        Err(e) => return out.fail(&format!("error: {}: {e}", input.display())),
     };
-    if !quiet {
+    if out.talks() {
         report::summary(&s, &r);
     }
+    let t_post = Instant::now();
     let f = s
         .spec
         .properties
@@ -226,7 +392,7 @@ fn run_scf(spec: input::RunSpec, input: &Path, json: Option<PathBuf>, quiet: boo
         .properties
         .stress
         .then(|| stress::compute(&s.model, &s.basis, &r));
-    if !quiet {
+    if out.talks() {
         if let Some(f) = &f {
             report::forces(&s, f);
         }
@@ -234,93 +400,166 @@ fn run_scf(spec: input::RunSpec, input: &Path, json: Option<PathBuf>, quiet: boo
             report::stress(st);
         }
     }
-    let path = json.unwrap_or_else(|| sibling(input, "json"));
-    let doc = planewave_core::results::to_json(&s, &r, f.as_ref(), st.as_ref());
-    let text = serde_json::to_string_pretty(&doc).expect("results serialise");
-    if let Err(e) = write_atomically(&path, &text) {
-        return fail(&format!(
-            "error: cannot write results {}: {e}",
-            path.display()
-        ));
+    let projection = Projection::new(
+        t_build + r.timings.setup,
+        &r.history,
+        since(t_post),
+        r.converged,
+        s.params.density_tolerance,
+    );
+    let par = ParallelReport::gather(
+        &s.basis.parallel,
+        s.model.nspin(),
+        s.basis.kpoints.len(),
+        place.threads,
+        projection,
+        place.oversubscription().into_iter().collect(),
+    );
+    if out.talks() {
+        report::parallel(&par);
     }
-    if !quiet {
+    let path = json.unwrap_or_else(|| sibling(input, "json"));
+    let mut doc = planewave_core::results::to_json(&s, &r, f.as_ref(), st.as_ref());
+    doc["parallel"] = serde_json::to_value(&par).expect("the report serialises");
+    let text = serde_json::to_string_pretty(&doc).expect("results serialise");
+    if let Err(e) = out.write(&path, &text) {
+        return out.fail(&format!("error: {e}"));
+    }
+    if out.talks() {
         println!("results written to {}", path.display());
     }
     if r.converged {
         ExitCode::SUCCESS
     } else {
-        eprintln!(
-            "warning: SCF not converged in {} iterations; raise scf.max_iterations or lower scf.mixing.beta",
-            r.iterations
-        );
+        if out.root {
+            eprintln!(
+                "warning: SCF not converged in {} iterations; raise scf.max_iterations or lower scf.mixing.beta",
+                r.iterations
+            );
+        }
         ExitCode::from(1)
     }
 }
 
 /// Prints SCF iterations (unless quiet) and ionic steps, and saves the trajectory after every
-/// ionic step so that an interrupted relaxation keeps what it did.
-struct CliObserver {
-    quiet: bool,
+/// ionic step so that an interrupted relaxation keeps what it did (rank 0 only).
+struct CliObserver<'a> {
+    out: &'a Output,
     trajectory: PathBuf,
     write_error: Option<String>,
 }
 
-impl Observer for CliObserver {
+impl Observer for CliObserver<'_> {
     fn scf_iteration(&mut self, _step: usize, info: &IterationInfo) {
-        if !self.quiet {
+        if self.out.talks() {
             report::iteration(info);
         }
     }
     fn ionic_step(&mut self, info: &StepInfo, trajectory: &[String]) {
-        report::ionic_step(info);
-        if let Err(e) = write_atomically(&self.trajectory, &trajectory.concat()) {
-            self.write_error
-                .get_or_insert(format!("cannot write {}: {e}", self.trajectory.display()));
+        if self.out.root {
+            report::ionic_step(info);
+        }
+        if let Err(e) = self.out.write(&self.trajectory, &trajectory.concat()) {
+            self.write_error.get_or_insert(e);
         }
     }
 }
 
-fn run_relax(spec: input::RunSpec, input: &Path, json: Option<PathBuf>, quiet: bool) -> ExitCode {
+fn run_relax(
+    spec: input::RunSpec,
+    input: &Path,
+    json: Option<PathBuf>,
+    out: &Output,
+    world: Arc<dyn planewave_comm::Communicator>,
+    place: launch::Placement,
+) -> ExitCode {
     let opts = spec.relax.clone();
-    match setup::build(spec.clone()) {
-        Ok(s) => {
-            if !quiet {
+    match setup::build_on(spec.clone(), world.clone()) {
+        Ok(mut s) => {
+            s.warnings.extend(place.oversubscription());
+            if out.talks() {
                 report::setup(&s);
+                report::placement(&s, &place);
             }
         }
-        Err(e) => return fail(&e.to_string()),
+        Err(e) => return out.fail(&e.to_string()),
     }
     let mut observer = CliObserver {
-        quiet,
+        out,
         trajectory: sibling(input, "traj.xyz"),
         write_error: None,
     };
-    println!(
-        "relaxation: {}{}, force tolerance {:.1e} Ha/bohr, at most {} steps",
-        match opts.algorithm {
-            input::RelaxAlgorithm::Bfgs => "BFGS",
-            input::RelaxAlgorithm::Fire => "FIRE",
-        },
-        if opts.cell {
-            format!(
-                " with the cell at {:.4} GPa (stress tolerance {:.4} GPa)",
-                opts.pressure * stress::HA_PER_BOHR3_IN_GPA,
-                opts.stress_tolerance * stress::HA_PER_BOHR3_IN_GPA
-            )
-        } else {
-            " of the atomic positions".to_string()
-        },
-        opts.force_tolerance,
-        opts.max_steps
-    );
-    report::ionic_header();
-    let r = match relax::run(spec, &opts, &mut observer) {
+    if out.root {
+        println!(
+            "relaxation: {}{}, force tolerance {:.1e} Ha/bohr, at most {} steps",
+            match opts.algorithm {
+                input::RelaxAlgorithm::Bfgs => "BFGS",
+                input::RelaxAlgorithm::Fire => "FIRE",
+            },
+            if opts.cell {
+                format!(
+                    " with the cell at {:.4} GPa (stress tolerance {:.4} GPa)",
+                    opts.pressure * stress::HA_PER_BOHR3_IN_GPA,
+                    opts.stress_tolerance * stress::HA_PER_BOHR3_IN_GPA
+                )
+            } else {
+                " of the atomic positions".to_string()
+            },
+            opts.force_tolerance,
+            opts.max_steps
+        );
+        report::ionic_header();
+    }
+    let r = match relax::run_on(spec, world, &opts, &mut observer) {
         Ok(r) => r,
-        Err(e) => return fail(&format!("error: {}: {e}", input.display())),
+        Err(e) => return out.fail(&format!("error: {}: {e}", input.display())),
     };
     if let Some(e) = observer.write_error {
-        return fail(&format!("error: {e}"));
+        return out.fail(&format!("error: {e}"));
     }
+    let (poscar, _) = relax::files::poscar(&r.setup.model, &r.setup.spec.title);
+    let poscar_path = sibling(input, "relaxed.vasp");
+    let json_path = json.unwrap_or_else(|| sibling(input, "json"));
+    let doc = planewave_core::results::relax_to_json(&r);
+    let text = serde_json::to_string_pretty(&doc).expect("results serialise");
+    for (path, text) in [(&poscar_path, &poscar), (&json_path, &text)] {
+        if let Err(e) = out.write(path, text) {
+            return out.fail(&format!("error: {e}"));
+        }
+    }
+    if out.root {
+        relax_summary(
+            &r,
+            out.quiet,
+            &poscar,
+            &poscar_path,
+            &observer.trajectory,
+            &json_path,
+        );
+    }
+    if r.converged {
+        ExitCode::SUCCESS
+    } else {
+        if out.root {
+            eprintln!(
+                "warning: relaxation not converged in {} steps; raise [relax] max_steps or restart from {}",
+                r.steps.len() - 1,
+                poscar_path.display()
+            );
+        }
+        ExitCode::from(1)
+    }
+}
+
+/// The end of a relaxation's output (rank 0).
+fn relax_summary(
+    r: &relax::RelaxResult,
+    quiet: bool,
+    poscar: &str,
+    poscar_path: &Path,
+    trajectory: &Path,
+    json_path: &Path,
+) {
     println!();
     println!(
         "{} after {} ionic steps",
@@ -338,34 +577,14 @@ fn run_relax(spec: input::RunSpec, input: &Path, json: Option<PathBuf>, quiet: b
     if let Some(st) = &r.stress {
         report::stress(st);
     }
-    let (poscar, _) = relax::files::poscar(&r.setup.model, &r.setup.spec.title);
-    let poscar_path = sibling(input, "relaxed.vasp");
-    let json_path = json.unwrap_or_else(|| sibling(input, "json"));
-    let doc = planewave_core::results::relax_to_json(&r);
-    let text = serde_json::to_string_pretty(&doc).expect("results serialise");
-    for (path, text) in [(&poscar_path, &poscar), (&json_path, &text)] {
-        if let Err(e) = write_atomically(path, text) {
-            return fail(&format!("error: cannot write {}: {e}", path.display()));
-        }
-    }
     println!("final structure (POSCAR, Å):");
     print!("{poscar}");
     println!(
         "written: {} {} {}",
         poscar_path.display(),
-        observer.trajectory.display(),
+        trajectory.display(),
         json_path.display()
     );
-    if r.converged {
-        ExitCode::SUCCESS
-    } else {
-        eprintln!(
-            "warning: relaxation not converged in {} steps; raise [relax] max_steps or restart from {}",
-            r.steps.len() - 1,
-            poscar_path.display()
-        );
-        ExitCode::from(1)
-    }
 }
 
 fn prepare(path: &Path) -> Result<setup::Setup, String> {

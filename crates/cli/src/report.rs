@@ -1,5 +1,7 @@
 //! Human-readable output: the set-up, one line per SCF iteration, and the final summary.
 
+use crate::launch::Placement;
+use planewave_core::efficiency::ParallelReport;
 use planewave_core::forces::Forces;
 use planewave_core::input::units::BOHR_PER_ANGSTROM;
 use planewave_core::model::SpinMode;
@@ -77,10 +79,69 @@ pub fn setup(s: &Setup) {
         npw.iter().max().unwrap_or(&0),
         b.rho_millers.len()
     );
-    println!("parallel layout on {} rank(s): {}", b.comm.size(), s.layout);
-    println!("estimated memory {:.1} MiB", s.memory_estimate / 1048576.0);
+    println!(
+        "parallel layout on {} rank(s): {}",
+        b.parallel.world().size(),
+        s.layout
+    );
+    println!(
+        "estimated memory {:.1} MiB per rank",
+        s.memory_estimate / 1048576.0
+    );
     for w in &s.warnings {
         println!("warning: {w}");
+    }
+}
+
+/// Ranks, threads and nodes of the run.
+pub fn placement(s: &Setup, p: &Placement) {
+    let par = &s.basis.parallel;
+    let topo = par.topology();
+    println!(
+        "ranks {} ({}) x threads {} on {} node(s) with {} cores each; sum over k-point groups: {}",
+        topo.world.size(),
+        topo.world.backend(),
+        p.threads,
+        topo.nodes,
+        p.cores,
+        par.sum_algorithm()
+    );
+}
+
+/// The parallel efficiency report and the time projection.
+pub fn parallel(r: &ParallelReport) {
+    println!();
+    println!(
+        "parallel efficiency ({} rank(s) x {} thread(s), {}, {} node(s)):",
+        r.ranks, r.threads_per_rank, r.backend, r.nodes
+    );
+    for l in &r.levels {
+        println!(
+            "  {:<9}({}-way): {:>4.0}%   computation {:.2} s  communication {:.3} s  waiting {:.3} s   {}",
+            l.level,
+            l.ways,
+            100.0 * l.efficiency,
+            l.computation_s,
+            l.communication_s,
+            l.waiting_s,
+            l.note
+        );
+    }
+    println!("  overall: {:.0}%", 100.0 * r.overall_efficiency);
+    let p = &r.projection;
+    let n = match (p.iterations_to_converge, p.t_total_s) {
+        (Some(n), Some(t)) if n == p.iterations => {
+            format!("N = {n} (this run): t_total = {t:.2} s")
+        }
+        (Some(n), Some(t)) => format!("N = {n} (projected to convergence): t_total = {t:.2} s"),
+        _ => "N unknown (the residual did not fall)".to_string(),
+    };
+    println!(
+        "time projection: t_init {:.2} s + N x t_iter {:.3} s + t_post {:.2} s; {n}",
+        p.t_init_s, p.t_iter_s, p.t_post_s
+    );
+    for a in &r.advice {
+        println!("advice: {a}");
     }
 }
 

@@ -5,7 +5,7 @@
 //! process), [`Threads`] (n ranks as threads with real message passing, for tests and as an
 //! embedded parallel back end) and `Mpi` (rsmpi, cargo feature `mpi`). On top of them:
 //! [`Topology`] (k-point × band × G-vector groups plus node groups), the all-to-all-v
-//! [`strategies`], [`reduce_scatter`] and [`ring`] algorithms, per-class [`stats`], the
+//! [`strategies`], [`reduce_scatter`], [`sum`] and [`ring`] algorithms, per-class [`stats`], the
 //! communication benchmark [`bench`](mod@bench), the cross-back-end [`selfcheck`] and the launcher
 //! detection [`launch`]. See `DESIGN.md`, "The parallel model".
 
@@ -25,6 +25,7 @@ pub mod ring;
 pub mod selfcheck;
 pub mod stats;
 pub mod strategies;
+pub mod sum;
 pub mod topology;
 
 pub use communicator::{CommClass, Communicator, SharedMemory};

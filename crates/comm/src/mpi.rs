@@ -11,7 +11,7 @@
 //!   `MPI_Isend`/`MPI_Irecv` + wait, `MPI_Comm_split` and `MPI_Comm_split_type(SHARED)`.
 //!   In-place reductions go through a copy of the buffer (rsmpi has no `MPI_IN_PLACE`).
 //! - Errors: [`Communicator::fail`] prints the message (prefixed by the rank) and calls
-//!   `MPI_Abort` with exit code 1, which ends every rank; [`Communicator::fail_collective`]
+//!   `MPI_Abort` with exit code 2 (planewave's code for errors), which ends every rank; [`Communicator::fail_collective`]
 //!   prints it once, from rank 0. A panic on any rank should be routed to `fail` by the
 //!   program (see [`install_abort_on_panic`]).
 //! - Statistics ("waiting" under MPI): MPI does not say how much of a blocking call was spent
@@ -621,18 +621,18 @@ impl Communicator for Mpi {
         use std::io::Write;
         eprintln!("error (rank {}): {message}", self.rank);
         let _ = std::io::stderr().flush();
-        self.comm.abort(1)
+        self.comm.abort(2)
     }
     fn fail_collective(&self, message: &str) -> ! {
         use std::io::Write;
         if self.rank == 0 {
             eprintln!("error: {message}");
             let _ = std::io::stderr().flush();
-            self.comm.abort(1)
+            self.comm.abort(2)
         }
         // Other ranks wait for rank 0's abort (it reached the same error).
         self.comm.barrier();
-        self.comm.abort(1)
+        self.comm.abort(2)
     }
 }
 
@@ -807,14 +807,14 @@ fn mpi_tag(tag: u32) -> i32 {
 }
 
 /// Make a panic on any thread of this process print its message once and abort every MPI
-/// rank with exit code 1 (instead of leaving the other ranks blocked).
+/// rank with exit code 2 (instead of leaving the other ranks blocked).
 pub fn install_abort_on_panic() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         default(info);
         if mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
             let world = SimpleCommunicator::world();
-            world.abort(1);
+            world.abort(2);
         }
     }));
 }

@@ -26,14 +26,34 @@ pub trait BandScalar: Scalar {
     fn add_density(kpt: &Kpoint, fft: &Fft3d, psi: &Mat<Self>, weights: &[f64], acc: &mut [f64]);
     /// Convert complex plane-wave columns (over the k-point's sphere) to this representation.
     fn from_plane_waves(kpt: &Kpoint, p: &Mat<Complex64>) -> Mat<Self>;
-    /// A seeded random starting block, damped at high kinetic energy.
-    fn random(kpt: &Kpoint, nb: usize, next: &mut dyn FnMut() -> f64) -> Mat<Self>;
+    /// A seeded random starting block, damped at high kinetic energy: column `b` is drawn from
+    /// the stream `(seed, b)`, so a band's start does not depend on who computes it.
+    fn random(kpt: &Kpoint, nb: usize, seed: u64) -> Mat<Self>;
 }
 
 /// Items per rayon task so that each thread gets one contiguous share: the per-task grid and FFT
 /// buffers are then allocated once per thread, not once per band.
 fn per_thread(items: usize) -> usize {
     items.div_ceil(rayon::current_num_threads()).max(1)
+}
+
+/// An `n × nb` block whose column `b` holds `entry(i, next)` for i = 0..n, with `next` drawing
+/// from the random stream `(seed, b)`.
+fn random_columns<T: Scalar>(
+    n: usize,
+    nb: usize,
+    seed: u64,
+    entry: impl Fn(usize, &mut dyn FnMut() -> f64) -> T,
+) -> Mat<T> {
+    let mut m = Mat::zeros(n, nb);
+    for b in 0..nb {
+        let mut rng = crate::rng::stream(seed, &[b as u64]);
+        let mut next = || rng.next_centered();
+        for (i, x) in col_mut(m.as_mut().subcols_mut(b, 1)).iter_mut().enumerate() {
+            *x = entry(i, &mut next);
+        }
+    }
+    m
 }
 
 fn zeros(n: usize) -> Vec<Complex64> {
@@ -111,8 +131,8 @@ impl BandScalar for Complex64 {
         p.clone()
     }
 
-    fn random(kpt: &Kpoint, nb: usize, next: &mut dyn FnMut() -> f64) -> Mat<Self> {
-        Mat::from_fn(kpt.npw(), nb, |i, _| {
+    fn random(kpt: &Kpoint, nb: usize, seed: u64) -> Mat<Self> {
+        random_columns(kpt.npw(), nb, seed, |i, next| {
             let d = 1.0 / (1.0 + kpt.kinetic[i]);
             Complex64::new(next() * d, next() * d)
         })
@@ -272,7 +292,9 @@ impl BandScalar for f64 {
         out
     }
 
-    fn random(kpt: &Kpoint, nb: usize, next: &mut dyn FnMut() -> f64) -> Mat<Self> {
-        Mat::from_fn(kpt.dim(), nb, |i, _| next() / (1.0 + kpt.kinetic[i]))
+    fn random(kpt: &Kpoint, nb: usize, seed: u64) -> Mat<Self> {
+        random_columns(kpt.dim(), nb, seed, |i, next| {
+            next() / (1.0 + kpt.kinetic[i])
+        })
     }
 }

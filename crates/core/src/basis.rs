@@ -1,10 +1,13 @@
 //! `Basis`: the plane-wave discretisation of a [`Model`]: cutoff, FFT grid, the k-points this rank
-//! owns with their G-vectors, the density sphere, and the communicator of the G-vector group.
+//! computes with their G-vectors, the density sphere, and the run's [`Parallel`] layout (the
+//! process topology and which k-point group computes which (spin, k) block).
 //!
 //! Wavefunctions at k hold the G with |k+G|^2/2 <= ecut; densities and potentials hold the G with
 //! |G|^2/2 <= 4 ecut ("the density sphere"), and the FFT grid is the smallest with factors 2,3,5,7
 //! that holds every difference of two wavefunction G-vectors without aliasing.
-//! With one rank every G-vector is local; the G-distributed layout keeps this API.
+//! Every rank holds the G-vectors of every k-point (the k-point list is small); a rank computes
+//! only the blocks [`Parallel::owns`]. With one rank every G-vector is local; the G-distributed
+//! layout keeps this API.
 //!
 //! Γ-point real wavefunctions (`gamma_real`): only half of the sphere is stored (G = 0 first, then
 //! one G of each +-G pair), since c(-G) = c(G)*. A band is then a REAL vector of length 2 n - 1:
@@ -13,7 +16,7 @@
 
 use crate::crystal::{dot, norm, Crystal};
 use crate::model::Model;
-use planewave_comm::{Communicator, Solo};
+use crate::parallel::Parallel;
 use planewave_fft::{good_fft_size, Fft3d, FftGrid, SphereMap, Sticks};
 use std::f64::consts::PI;
 use std::sync::Arc;
@@ -121,8 +124,9 @@ pub struct Basis {
     pub rho_shell_norm: Vec<f64>,
     /// Where the density sphere sits on the grid.
     pub rho_map: SphereMap,
-    /// The G-vector communicator (Solo for one rank).
-    pub comm: Arc<dyn Communicator>,
+    /// The process layout and the owner of every (spin, k) block ([`Parallel::solo`] for one
+    /// process; set by [`crate::setup`] for a distributed run).
+    pub parallel: Arc<Parallel>,
     /// Cell volume (bohr^3).
     pub volume: f64,
 }
@@ -272,7 +276,7 @@ impl Basis {
             rho_shell,
             rho_shell_norm,
             rho_map,
-            comm: Arc::new(Solo),
+            parallel: Arc::new(Parallel::solo()),
             volume: crystal.volume,
         }
     }

@@ -136,6 +136,7 @@ pub fn with_core(
 }
 
 /// Density of occupied states: `psi[s][k]` (bands as columns) with occupations `occ[s][k][n]`.
+/// Each rank adds the blocks it owns; the sum over k-point groups makes it whole on every rank.
 pub fn from_wavefunctions<T: BandScalar>(
     basis: &Basis,
     psi: &[Vec<Mat<T>>],
@@ -143,13 +144,19 @@ pub fn from_wavefunctions<T: BandScalar>(
     symmetrizer: Option<&DensitySymmetrizer>,
 ) -> Density {
     let n = basis.grid_len();
+    let par = &*basis.parallel;
     let mut channels = Vec::with_capacity(psi.len());
-    for (psi_s, occ_s) in psi.iter().zip(occ) {
+    for (s, (psi_s, occ_s)) in psi.iter().zip(occ).enumerate() {
         let mut acc = vec![0.0; n];
-        for (k, kpt) in basis.kpoints.iter().enumerate() {
-            let weights: Vec<f64> = occ_s[k].iter().map(|f| kpt.weight * f).collect();
-            T::add_density(kpt, &basis.fft, &psi_s[k], &weights, &mut acc);
-        }
+        par.time_block_work(|| {
+            for (k, kpt) in basis.kpoints.iter().enumerate() {
+                if par.owns(s, k) {
+                    let weights: Vec<f64> = occ_s[k].iter().map(|f| kpt.weight * f).collect();
+                    T::add_density(kpt, &basis.fft, &psi_s[k], &weights, &mut acc);
+                }
+            }
+        });
+        par.sum_over_kgroups(&mut acc);
         let inv_vol = 1.0 / basis.volume;
         acc.iter_mut().for_each(|x| *x *= inv_vol);
         let mut g = real_to_sphere(basis, &acc);

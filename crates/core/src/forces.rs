@@ -69,17 +69,28 @@ fn nonlocal_forces<T: BandScalar>(
     psi: &[Vec<Mat<T>>],
     weights: &[Vec<Vec<f64>>],
 ) -> Vec<[f64; 3]> {
+    let par = &*basis.parallel;
     let mut out = vec![[0.0; 3]; model.crystal.atoms.len()];
-    for (k, kpt) in basis.kpoints.iter().enumerate() {
-        let proj = KProjectors::<T>::new(model, kpt, basis.volume);
-        for (psi_s, w_s) in psi.iter().zip(weights) {
-            let f = proj.forces(model, kpt, basis.volume, psi_s[k].as_ref(), &w_s[k]);
-            for (o, x) in out.iter_mut().zip(f) {
-                (0..3).for_each(|i| o[i] += x[i]);
+    par.time_block_work(|| {
+        for (k, kpt) in basis.kpoints.iter().enumerate() {
+            if !par.owns_kpoint(psi.len(), k) {
+                continue;
+            }
+            let proj = KProjectors::<T>::new(model, kpt, basis.volume);
+            for (s, (psi_s, w_s)) in psi.iter().zip(weights).enumerate() {
+                if !par.owns(s, k) {
+                    continue;
+                }
+                let f = proj.forces(model, kpt, basis.volume, psi_s[k].as_ref(), &w_s[k]);
+                for (o, x) in out.iter_mut().zip(f) {
+                    (0..3).for_each(|i| o[i] += x[i]);
+                }
             }
         }
-    }
-    out
+    });
+    let mut flat: Vec<f64> = out.iter().flatten().copied().collect();
+    par.sum_over_kgroups(&mut flat);
+    flat.chunks(3).map(|c| [c[0], c[1], c[2]]).collect()
 }
 
 /// Forces of the converged state `scf` of `model` on `basis`.

@@ -113,6 +113,10 @@ fn map_bands<T: Scalar>(old: &Basis, new: &Basis, psi: &[Vec<Mat<T>>]) -> Vec<Ve
             ps.iter()
                 .zip(old.kpoints.iter().zip(&new.kpoints))
                 .map(|(m, (ko, kn))| {
+                    if m.ncols() == 0 {
+                        // A block another k-point group computes.
+                        return Mat::zeros(0, 0);
+                    }
                     let map = component_map(ko, kn);
                     Mat::from_fn(kn.dim(), m.ncols(), |i, b| match map[i] {
                         Some(j) => m[(j, b)],

@@ -18,8 +18,22 @@ impl SplitMix64 {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
+    /// The current state (a seed for a sub-stream).
+    pub fn state(&self) -> u64 {
+        self.0
+    }
     /// Uniform in [-0.5, 0.5).
     pub fn next_centered(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5
     }
+}
+
+/// A generator for the stream named by `keys` under `seed` (e.g. spin, k-point, band): the
+/// numbers depend on the keys only, not on which rank draws them or in which order.
+pub fn stream(seed: u64, keys: &[u64]) -> SplitMix64 {
+    let mut state = seed;
+    for &key in keys {
+        state = SplitMix64::new(state ^ key.wrapping_mul(0xD1B5_4A32_D192_ED03)).next_u64();
+    }
+    SplitMix64::new(state)
 }

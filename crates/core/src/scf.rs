@@ -14,8 +14,8 @@ use crate::hamiltonian::KHamiltonian;
 use crate::mixing::AndersonMixer;
 use crate::model::Model;
 use crate::occupation::{self, Occupations};
+use crate::parallel::PANIC_RANK_ENV;
 pub use crate::restart::ScfStart;
-use crate::rng::SplitMix64;
 use crate::symmetry::DensitySymmetrizer;
 use crate::terms::{
     ewald::ewald_energy, hartree, kinetic, local::LocalPotential, nonlocal::KProjectors,
@@ -117,7 +117,8 @@ pub enum Wavefunctions {
 /// Everything that depends on the positions but not on the density.
 struct Fixed<T: BandScalar> {
     vloc: LocalPotential,
-    projectors: Vec<KProjectors<T>>,
+    /// Projectors of the k-points this rank computes (None elsewhere).
+    projectors: Vec<Option<KProjectors<T>>>,
     ewald: f64,
     core: Option<(Vec<Complex64>, Vec<f64>)>,
     symmetrizer: Option<DensitySymmetrizer>,
@@ -230,12 +231,17 @@ fn run_with<T: BandScalar>(
     let mut timings = Timings::default();
     let nspin = model.nspin();
     let nk = basis.kpoints.len();
+    let par = &*basis.parallel;
     let fixed = Fixed {
         vloc: LocalPotential::new(model, basis),
         projectors: basis
             .kpoints
             .iter()
-            .map(|k| KProjectors::new(model, k, basis.volume))
+            .enumerate()
+            .map(|(k, kpt)| {
+                par.owns_kpoint(nspin, k)
+                    .then(|| KProjectors::new(model, kpt, basis.volume))
+            })
             .collect(),
         ewald: ewald_energy(&model.crystal, &model.atom_charges()),
         core: density::core_density(model, basis),
@@ -254,26 +260,36 @@ fn run_with<T: BandScalar>(
         Some(g) if g.len() == nspin => Density::from_g(basis, g),
         _ => density::atomic_guess(model, basis),
     };
-    let mut rng = SplitMix64::new(params.seed);
-    let mut next = || rng.next_centered();
     let fits = |psi: &Vec<Vec<Mat<T>>>| {
         psi.len() == nspin
-            && psi.iter().all(|ps| {
+            && psi.iter().enumerate().all(|(s, ps)| {
                 ps.len() == nk
                     && ps
                         .iter()
                         .zip(&basis.kpoints)
-                        .all(|(m, k)| m.nrows() == k.dim() && m.ncols() == params.nbands)
+                        .enumerate()
+                        .all(|(k, (m, kpt))| {
+                            !par.owns(s, k)
+                                || (m.nrows() == kpt.dim() && m.ncols() == params.nbands)
+                        })
             })
     };
     let mut psi: Vec<Vec<Mat<T>>> = match start_psi {
-        Some(p) if fits(&p) => p,
+        Some(p) if par.agree(fits(&p)) => p,
         _ => (0..nspin)
-            .map(|_| {
+            .map(|s| {
                 basis
                     .kpoints
                     .iter()
-                    .map(|k| T::random(k, params.nbands, &mut next))
+                    .enumerate()
+                    .map(|(k, kpt)| {
+                        if par.owns(s, k) {
+                            let seed = crate::rng::stream(params.seed, &[s as u64, k as u64]);
+                            T::random(kpt, params.nbands, seed.state())
+                        } else {
+                            Mat::zeros(0, 0)
+                        }
+                    })
                     .collect()
             })
             .collect(),
@@ -304,6 +320,9 @@ fn run_with<T: BandScalar>(
     let mut last = None;
     for iteration in 1..=params.max_iterations {
         let t_it = Instant::now();
+        if iteration == 1 && crate::parallel::injected(PANIC_RANK_ENV, par.world().rank()) {
+            panic!("injected panic ({PANIC_RANK_ENV}) in the first SCF iteration");
+        }
         let t0 = Instant::now();
         let (veff, _, _, _) = potentials(model, basis, &fixed, &rho_in);
         timings.potentials += t0.elapsed().as_secs_f64();
@@ -318,17 +337,25 @@ fn run_with<T: BandScalar>(
         let maxiter = if iteration == 1 { 100 } else { 8 };
         let t0 = Instant::now();
         let mut eig = vec![vec![Vec::new(); nk]; nspin];
-        let mut eig_iters = 0usize;
-        for s in 0..nspin {
-            for (k, kpt) in basis.kpoints.iter().enumerate() {
-                let h = KHamiltonian::new(kpt, &basis.fft, &veff[s], &fixed.projectors[k]);
-                let x0 = std::mem::replace(&mut psi[s][k], Mat::zeros(0, 0));
-                let r = lobpcg_with_min(&h, x0, tol, 1, maxiter);
-                eig_iters += r.iterations;
-                eig[s][k] = r.values;
-                psi[s][k] = r.vectors;
+        let mut eig_iters = [0.0];
+        par.time_block_work(|| {
+            for (s, psi_s) in psi.iter_mut().enumerate() {
+                for (k, kpt) in basis.kpoints.iter().enumerate() {
+                    let Some(proj) = fixed.projectors[k].as_ref().filter(|_| par.owns(s, k)) else {
+                        continue;
+                    };
+                    let h = KHamiltonian::new(kpt, &basis.fft, &veff[s], proj);
+                    let x0 = std::mem::replace(&mut psi_s[k], Mat::zeros(0, 0));
+                    let r = lobpcg_with_min(&h, x0, tol, 1, maxiter);
+                    eig_iters[0] += r.iterations as f64;
+                    eig[s][k] = r.values;
+                    psi_s[k] = r.vectors;
+                }
             }
-        }
+        });
+        // Every rank needs every eigenvalue for the occupations.
+        par.gather_blocks(&mut eig, |_| params.nbands);
+        par.sum_over_kgroups(&mut eig_iters);
         timings.eigensolver += t0.elapsed().as_secs_f64();
         let occ = occupation::compute(model, &eig, &weights)?;
         let t0 = Instant::now();
@@ -338,23 +365,27 @@ fn run_with<T: BandScalar>(
         // Energies of (psi, rho_out).
         let t0 = Instant::now();
         let (_, e_h, e_xc, e_loc) = potentials(model, basis, &fixed, &rho_out);
-        let (mut e_kin, mut e_nl) = (0.0, 0.0);
-        for (psi_s, occ_s) in psi.iter().zip(&occ.occ) {
+        let mut band_sums = [0.0; 2];
+        for (s, (psi_s, occ_s)) in psi.iter().zip(&occ.occ).enumerate() {
             for (k, kpt) in basis.kpoints.iter().enumerate() {
+                let Some(proj) = fixed.projectors[k].as_ref().filter(|_| par.owns(s, k)) else {
+                    continue;
+                };
                 let x = &psi_s[k];
                 let tk = kinetic::band_energies(kpt, x);
-                let nl = fixed.projectors[k].band_energies(x.as_ref());
+                let nl = proj.band_energies(x.as_ref());
                 for b in 0..params.nbands {
                     let w = kpt.weight * occ_s[k][b];
-                    e_kin += w * tk[b];
-                    e_nl += w * nl[b];
+                    band_sums[0] += w * tk[b];
+                    band_sums[1] += w * nl[b];
                 }
             }
         }
+        par.sum_over_kgroups(&mut band_sums);
         let energies = Energies {
-            kinetic: e_kin,
+            kinetic: band_sums[0],
             local: e_loc,
-            nonlocal: e_nl,
+            nonlocal: band_sums[1],
             hartree: e_h,
             xc: e_xc,
             ewald: fixed.ewald,
@@ -380,11 +411,13 @@ fn run_with<T: BandScalar>(
             delta_e,
             residual,
             seconds: t_it.elapsed().as_secs_f64(),
-            eigensolver_iterations: eig_iters as f64 / (nspin * nk) as f64,
+            eigensolver_iterations: eig_iters[0] / (nspin * nk) as f64,
         };
         on_iteration(&info);
         history.push(info);
-        let done = delta_e.abs() < params.energy_tolerance && residual < params.density_tolerance;
+        // Rank 0 decides for everyone, so that no rank leaves the loop alone.
+        let done = par
+            .agree(delta_e.abs() < params.energy_tolerance && residual < params.density_tolerance);
         if done {
             converged = true;
             last = Some((energies, eig, occ, rho_out));

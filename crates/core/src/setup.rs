@@ -6,11 +6,15 @@ use crate::basis::Basis;
 use crate::crystal::{Atom, Crystal};
 use crate::input::{InputError, InputFormat, Kpoints, RunSpec, Spin};
 use crate::model::{Model, Species, SpinMode};
+use crate::parallel::{agree_on, Parallel};
 use crate::pseudo::Pseudopotential;
 use crate::scf::ScfParams;
 use crate::smearing::Smearing;
 use crate::symmetry::{find_symmetries, monkhorst_pack, reduce_kpoints, SymOp};
 use crate::xc::Functional;
+use planewave_comm::topology::ProblemSize;
+use planewave_comm::{Communicator, Layout, Solo};
+use std::sync::Arc;
 
 /// A run ready to start.
 #[derive(Debug)]
@@ -29,7 +33,8 @@ pub struct Setup {
     pub memory_estimate: f64,
     /// Non-fatal remarks for the user.
     pub warnings: Vec<String>,
-    /// The parallel layout over the ranks of `basis.comm` (k-point x band x G-vector groups).
+    /// The parallel layout over the ranks of the run (k-point x band x G-vector groups); the
+    /// basis owns the topology itself (`basis.parallel`).
     pub layout: planewave_comm::Layout,
 }
 
@@ -41,8 +46,15 @@ fn err(spec: &RunSpec, key: &str, msg: impl Into<String>, hint: impl Into<String
         .with_hint(hint)
 }
 
-/// Build the model, basis and parameters of `spec`.
+/// Build the model, basis and parameters of `spec` for one process.
 pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
+    build_on(spec, Arc::new(Solo))
+}
+
+/// Build the run of `spec` on the ranks of `world` (collective: every rank calls it with the
+/// same input). An error any rank meets (a pseudopotential file one node cannot read) is every
+/// rank's error; the layout comes from `spec.parallel`, what it leaves out from the cost model.
+pub fn build_on(spec: RunSpec, world: Arc<dyn Communicator>) -> Result<Setup, InputError> {
     let mut warnings = Vec::new();
     if spec.scf.eigensolver != "lobpcg" {
         warnings.push(format!(
@@ -51,65 +63,22 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
         ));
     }
     let names = spec.key_names();
-    // Pseudopotentials.
-    let mut species = Vec::new();
-    for s in &spec.species {
-        let (key, line) = spec.pseudo_key(&s.symbol);
-        let pseudo_err = |msg: String, hint: &str| {
-            InputError::new(&spec.source, msg)
-                .with_key(key.as_str())
-                .at_line(line)
-                .with_hint(hint)
-        };
-        if !s.pseudo.is_file() {
-            let what = if s.pseudo.exists() {
-                "is not a file"
-            } else {
-                "not found"
-            };
-            let hint = match spec.origin.format {
-                InputFormat::Toml => "pseudo paths are relative to the input file's folder",
-                InputFormat::QuantumEspresso => {
-                    "pseudo files are looked for in pseudo_dir (relative to the input file's folder; default: that folder)"
-                }
-            };
-            return Err(pseudo_err(
-                format!(
-                    "pseudopotential file {} for species {} {what}",
-                    s.pseudo.display(),
-                    s.symbol
-                ),
-                hint,
-            ));
+    let species = agree_on(
+        world.as_ref(),
+        read_species(&spec, world.rank(), &mut warnings),
+    )
+    .map_err(|e| {
+        let mut error = e.error;
+        if e.failed < world.size() {
+            error.message = format!(
+                "{} (on rank {} of {}; the others read it: is the file on every node?)",
+                error.message,
+                e.rank,
+                world.size()
+            );
         }
-        let mut pseudo = Pseudopotential::from_file(&s.pseudo).map_err(|e| {
-            pseudo_err(
-                format!("cannot read the pseudopotential of species {}: {e}", s.symbol),
-                "use a complete UPF (v1/v2), CP2K GTH or ABINIT pspcod-10 file (a truncated download or a file of another format will not do)",
-            )
-        })?;
-        if !pseudo.symbol.eq_ignore_ascii_case(&s.symbol)
-            && crate::pseudo::atomic_number(&s.symbol).is_some()
-        {
-            warnings.push(format!(
-                "species {} uses a pseudopotential for element {} ({})",
-                s.symbol,
-                pseudo.symbol,
-                s.pseudo.display()
-            ));
-        }
-        // Every |k+G| of the run lies below sqrt(2 ecut) plus one reciprocal-cell diagonal;
-        // the margin covers moderate cell changes in a relaxation (beyond it: direct integrals).
-        let bmax: f64 = crate::crystal::Crystal::new(spec.lattice, Vec::new())
-            .map(|c| c.recip.iter().map(crate::crystal::norm).sum())
-            .unwrap_or(0.0);
-        pseudo.tabulate_projectors(1.2 * (2.0 * spec.ecut).sqrt() + bmax);
-        species.push(Species {
-            symbol: s.symbol.clone(),
-            pseudo,
-            path: s.pseudo.clone(),
-        });
-    }
+        error
+    })?;
     let index_of = |sym: &str| species.iter().position(|s| s.symbol == sym);
     let mut atoms = Vec::new();
     for a in &spec.atoms {
@@ -299,9 +268,157 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
         n_electrons,
         symmetries,
     };
-    // Memory estimate before allocating the basis.
+    let nspin = model.nspin();
+    let grid = crate::basis::fft_grid_for(&model.crystal, spec.ecut);
+    let layout = parallel_layout(
+        &spec,
+        world.size(),
+        ProblemSize {
+            kpoints: kpoints.len() * nspin,
+            bands: nbands,
+            fft_planes: grid.dims[2],
+        },
+    )?;
+    if layout.gvector_groups > 1 {
+        warnings.push(format!(
+            "the {} ranks of each k-point group repeat the same work: G-vector groups are not distributed yet; {} ranks (a divisor of the {} spin x k-point blocks) would do the same in the same time",
+            layout.gvector_groups,
+            layout.kpoint_groups,
+            kpoints.len() * nspin
+        ));
+    }
+    let blocks_per_group = (kpoints.len() * nspin).div_ceil(layout.kpoint_groups);
+    let memory_estimate = memory_per_rank(&model, spec.ecut, blocks_per_group, nbands);
+    let available = available_memory();
+    let fits = if memory_estimate > 0.8 * available {
+        Err(err(
+            &spec,
+            names.ecut,
+            format!(
+                "a cutoff of {} Ha ({} Ry) with this cell ({:.0} bohr^3) and {} k-points needs about {:.1} GiB, more than this machine's {:.1} GiB (estimated per rank)",
+                spec.ecut,
+                2.0 * spec.ecut,
+                model.crystal.volume,
+                kpoints.len(),
+                memory_estimate / 2f64.powi(30),
+                available / 2f64.powi(30)
+            ),
+            "lower ecut (typical values: 10-50 Ha), run on more memory or on more k-point groups",
+        ))
+    } else {
+        Ok(())
+    };
+    agree_on(world.as_ref(), fits).map_err(|e| e.error)?;
+    let mut basis = if matches!(spec.kpoints, Kpoints::Gamma) {
+        Basis::gamma_real(&model, spec.ecut)
+    } else {
+        Basis::new(&model, spec.ecut, &kpoints)
+    };
+    basis.parallel = Arc::new(distribute(&spec, world, layout, &basis, nspin, nbands)?);
+    let params = ScfParams {
+        nbands,
+        energy_tolerance: spec.scf.energy_tolerance,
+        density_tolerance: spec.scf.density_tolerance,
+        max_iterations: spec.scf.max_iterations,
+        mixing_beta: spec.scf.mixing.beta,
+        mixing_depth: spec.scf.mixing.depth,
+        kerker_q0: spec.scf.mixing.kerker_q0,
+        seed: spec.scf.seed,
+    };
+    Ok(Setup {
+        layout,
+        nk_full: kfull.len(),
+        spec,
+        model,
+        basis,
+        params,
+        memory_estimate,
+        warnings,
+    })
+}
+
+/// Read and tabulate every species' pseudopotential (a rank-local step: files are read by
+/// every rank).
+fn read_species(
+    spec: &RunSpec,
+    rank: usize,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Species>, InputError> {
+    let mut species = Vec::new();
+    for s in &spec.species {
+        let (key, line) = spec.pseudo_key(&s.symbol);
+        let pseudo_err = |msg: String, hint: &str| {
+            InputError::new(&spec.source, msg)
+                .with_key(key.as_str())
+                .at_line(line)
+                .with_hint(hint)
+        };
+        if !s.pseudo.is_file() {
+            let what = if s.pseudo.exists() {
+                "is not a file"
+            } else {
+                "not found"
+            };
+            let hint = match spec.origin.format {
+                InputFormat::Toml => "pseudo paths are relative to the input file's folder",
+                InputFormat::QuantumEspresso => {
+                    "pseudo files are looked for in pseudo_dir (relative to the input file's folder; default: that folder)"
+                }
+            };
+            return Err(pseudo_err(
+                format!(
+                    "pseudopotential file {} for species {} {what}",
+                    s.pseudo.display(),
+                    s.symbol
+                ),
+                hint,
+            ));
+        }
+        let mut pseudo = Pseudopotential::from_file(&s.pseudo).map_err(|e| {
+            pseudo_err(
+                format!("cannot read the pseudopotential of species {}: {e}", s.symbol),
+                "use a complete UPF (v1/v2), CP2K GTH or ABINIT pspcod-10 file (a truncated download or a file of another format will not do)",
+            )
+        })?;
+        if !pseudo.symbol.eq_ignore_ascii_case(&s.symbol)
+            && crate::pseudo::atomic_number(&s.symbol).is_some()
+        {
+            warnings.push(format!(
+                "species {} uses a pseudopotential for element {} ({})",
+                s.symbol,
+                pseudo.symbol,
+                s.pseudo.display()
+            ));
+        }
+        // Every |k+G| of the run lies below sqrt(2 ecut) plus one reciprocal-cell diagonal;
+        // the margin covers moderate cell changes in a relaxation (beyond it: direct integrals).
+        let bmax: f64 = crate::crystal::Crystal::new(spec.lattice, Vec::new())
+            .map(|c| c.recip.iter().map(crate::crystal::norm).sum())
+            .unwrap_or(0.0);
+        pseudo.tabulate_projectors(1.2 * (2.0 * spec.ecut).sqrt() + bmax);
+        species.push(Species {
+            symbol: s.symbol.clone(),
+            pseudo,
+            path: s.pseudo.clone(),
+        });
+    }
+    if crate::parallel::injected(crate::parallel::FAIL_RANK_ENV, rank) {
+        return Err(InputError::new(
+            &spec.source,
+            format!(
+                "injected failure ({}={rank}): this rank pretends it cannot read its pseudopotential files",
+                crate::parallel::FAIL_RANK_ENV
+            ),
+        ));
+    }
+    Ok(species)
+}
+
+/// Estimated peak memory of one rank (bytes) holding `blocks` (spin, k) blocks of `nbands`
+/// bands (wavefunctions, eigensolver work blocks, projectors, grids).
+pub fn memory_per_rank(model: &Model, ecut: f64, blocks: usize, nbands: usize) -> f64 {
     let npw_est =
-        model.crystal.volume * (2.0 * spec.ecut).powf(1.5) / (6.0 * std::f64::consts::PI.powi(2));
+        model.crystal.volume * (2.0 * ecut).powf(1.5) / (6.0 * std::f64::consts::PI.powi(2));
     let nproj: f64 = model
         .crystal
         .atoms
@@ -316,90 +433,71 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
         })
         .sum();
     let grid_est = 8.0 * 8.0 * npw_est * 16.0;
-    let nk = kpoints.len() as f64;
-    let memory_estimate =
-        16.0 * npw_est * (nk * model.nspin() as f64 * nbands as f64 * 7.0 + nk * nproj)
-            + 20.0 * grid_est;
-    let available = available_memory();
-    if memory_estimate > 0.8 * available {
-        return Err(err(
-            &spec,
-            names.ecut,
-            format!(
-                "a cutoff of {} Ha ({} Ry) with this cell ({:.0} bohr^3) and {} k-points needs about {:.1} GiB, more than this machine's {:.1} GiB",
-                spec.ecut,
-                2.0 * spec.ecut,
-                model.crystal.volume,
-                kpoints.len(),
-                memory_estimate / 2f64.powi(30),
-                available / 2f64.powi(30)
-            ),
-            "lower ecut (typical values: 10-50 Ha) or run on more memory",
-        ));
-    }
-    let basis = if matches!(spec.kpoints, Kpoints::Gamma) {
-        Basis::gamma_real(&model, spec.ecut)
-    } else {
-        Basis::new(&model, spec.ecut, &kpoints)
-    };
-    let params = ScfParams {
-        nbands,
-        energy_tolerance: spec.scf.energy_tolerance,
-        density_tolerance: spec.scf.density_tolerance,
-        max_iterations: spec.scf.max_iterations,
-        mixing_beta: spec.scf.mixing.beta,
-        mixing_depth: spec.scf.mixing.depth,
-        kerker_q0: spec.scf.mixing.kerker_q0,
-        seed: spec.scf.seed,
-    };
-    let layout = parallel_layout(&spec, &basis, params.nbands)?;
-    Ok(Setup {
-        layout,
-        nk_full: kfull.len(),
-        spec,
-        model,
-        basis,
-        params,
-        memory_estimate,
-        warnings,
-    })
+    let blocks = blocks as f64;
+    16.0 * npw_est * (blocks * nbands as f64 * 7.0 + blocks * nproj) + 20.0 * grid_est
 }
 
-/// The layout of `spec.parallel` on the ranks of the basis' communicator, or the cost model's
-/// choice for what the input left out; an impossible layout names the nearest valid one.
+/// The layout of `spec.parallel` on `ranks` ranks. What the input leaves out: as many k-point
+/// groups as divide the ranks and have blocks to work on (the rest of a group's ranks share
+/// its blocks), one band group. Band groups above one are refused until they exist.
 fn parallel_layout(
     spec: &RunSpec,
-    basis: &Basis,
-    nbands: usize,
-) -> Result<planewave_comm::Layout, InputError> {
-    use planewave_comm::topology::{resolve_layout, LayoutRequest, ProblemSize, RankOrder};
-    let problem = ProblemSize {
-        kpoints: basis.kpoints.len(),
-        bands: nbands,
-        fft_planes: basis.grid.dims[2],
-    };
+    ranks: usize,
+    problem: ProblemSize,
+) -> Result<Layout, InputError> {
+    use planewave_comm::topology::{resolve_layout, LayoutRequest, RankOrder};
+    if let Some(bg) = spec.parallel.band_groups.filter(|&b| b > 1) {
+        return Err(err(
+            spec,
+            "parallel.band_groups",
+            format!("{bg} band groups asked for, but band groups are not implemented yet"),
+            "use band_groups = 1 (or leave it out); split the ranks over k-point groups instead",
+        ));
+    }
     let mut request = LayoutRequest::auto(problem);
-    request.kpoint_groups = spec.parallel.kpoint_groups;
-    request.band_groups = spec.parallel.band_groups;
+    request.band_groups = Some(1);
+    request.kpoint_groups = spec.parallel.kpoint_groups.or_else(|| {
+        (1..=ranks.min(problem.kpoints))
+            .rev()
+            .find(|kg| ranks.is_multiple_of(*kg))
+    });
     if spec.parallel.band_consecutive {
         request.order = RankOrder::BandConsecutive;
     }
-    let ranks = basis.comm.size();
     resolve_layout(ranks, &request).map_err(|e| {
-        let key = if spec.parallel.kpoint_groups.is_some() {
-            "parallel.kpoint_groups"
-        } else {
-            "parallel.band_groups"
-        };
         let hint = match &e.nearest {
             Some(l) => format!(
-                "use kpoint_groups = {}, band_groups = {} (or leave both out to let planewave choose)",
-                l.kpoint_groups, l.band_groups
+                "use kpoint_groups = {} (or leave it out to let planewave choose)",
+                l.kpoint_groups
             ),
             None => "leave [parallel] out to let planewave choose".to_string(),
         };
-        err(spec, key, e.to_string(), hint)
+        err(spec, "parallel.kpoint_groups", e.to_string(), hint)
     })
+}
+
+/// The process topology of `layout` on `world` (collective) and the deal of the (spin, k)
+/// blocks of `basis`, with the k-point sum strategy of the input.
+fn distribute(
+    spec: &RunSpec,
+    world: Arc<dyn Communicator>,
+    layout: Layout,
+    basis: &Basis,
+    nspin: usize,
+    nbands: usize,
+) -> Result<Parallel, InputError> {
+    let sum =
+        planewave_comm::sum::sum_choice(spec.parallel.kpoint_sum.as_deref()).map_err(|e| {
+            err(
+                spec,
+                "parallel.kpoint_sum",
+                e,
+                "use allreduce, reduce_scatter or auto",
+            )
+        })?;
+    let kg = layout.kpoint_groups;
+    Parallel::over_kpoints(world, kg, layout.order, basis, nspin, nbands, sum)
+        .map_err(|e| err(spec, "parallel.kpoint_groups", e.to_string(), ""))
 }
 
 /// Physical memory of this machine (bytes); a large default when unknown.

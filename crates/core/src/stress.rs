@@ -41,21 +41,34 @@ fn wavefunction_terms<T: BandScalar>(
     psi: &[Vec<Mat<T>>],
     weights: &[Vec<Vec<f64>>],
 ) -> ([[f64; 3]; 3], [[f64; 3]; 3]) {
+    let par = &*basis.parallel;
     let mut kin = [[0.0; 3]; 3];
     let mut nl = [[0.0; 3]; 3];
-    for (k, kpt) in basis.kpoints.iter().enumerate() {
-        let proj = KProjectors::<T>::new(model, kpt, basis.volume);
-        for (psi_s, w_s) in psi.iter().zip(weights) {
-            kinetic::add_stress(kpt, &psi_s[k], &w_s[k], basis.volume, &mut kin);
-            let de = proj.strain_derivative(model, kpt, basis.volume, psi_s[k].as_ref(), &w_s[k]);
-            for a in 0..3 {
-                for b in 0..3 {
-                    nl[a][b] -= de[a][b] / basis.volume;
+    par.time_block_work(|| {
+        for (k, kpt) in basis.kpoints.iter().enumerate() {
+            if !par.owns_kpoint(psi.len(), k) {
+                continue;
+            }
+            let proj = KProjectors::<T>::new(model, kpt, basis.volume);
+            for (s, (psi_s, w_s)) in psi.iter().zip(weights).enumerate() {
+                if !par.owns(s, k) {
+                    continue;
+                }
+                kinetic::add_stress(kpt, &psi_s[k], &w_s[k], basis.volume, &mut kin);
+                let de =
+                    proj.strain_derivative(model, kpt, basis.volume, psi_s[k].as_ref(), &w_s[k]);
+                for a in 0..3 {
+                    for b in 0..3 {
+                        nl[a][b] -= de[a][b] / basis.volume;
+                    }
                 }
             }
         }
-    }
-    (kin, nl)
+    });
+    let mut flat: Vec<f64> = kin.iter().chain(&nl).flatten().copied().collect();
+    par.sum_over_kgroups(&mut flat);
+    let tensor = |c: &[f64]| [0, 1, 2].map(|a| [c[3 * a], c[3 * a + 1], c[3 * a + 2]]);
+    (tensor(&flat[..9]), tensor(&flat[9..]))
 }
 
 /// Stress of the converged state `scf` of `model` on `basis`.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 ///
 /// Displayed as `error: <file>:<line>: <key>: <message>` followed by
 /// `\n  hint: <hint>`; missing parts are left out.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InputError {
     /// The file the problem is in (the input file, or a POSCAR it refers to).
     pub file: PathBuf,

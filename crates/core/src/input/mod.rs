@@ -80,6 +80,7 @@
 //! band_groups = 1
 //! rank_order = "g"        # "g" (consecutive ranks share a band's G-vectors, VASP) | "band" (CASTEP)
 //! alltoallv = "native"    # native | p2p | node | pairwise | nonblocking | auto
+//! kpoint_sum = "allreduce" # sum over k-point groups: allreduce | reduce_scatter | auto
 //! ```
 //!
 //! Unknown keys anywhere are errors (with a "did you mean" suggestion).
@@ -294,6 +295,9 @@ pub struct ParallelSpec {
     /// All-to-all-v strategy: native | p2p | node | pairwise | nonblocking | auto (default:
     /// `PLANEWAVE_ALLTOALLV`, else native).
     pub alltoallv: Option<String>,
+    /// Sum over k-point groups: allreduce | reduce_scatter | auto (default:
+    /// `PLANEWAVE_KPOINT_SUM`, else allreduce).
+    pub kpoint_sum: Option<String>,
 }
 
 /// Ionic-step algorithm of a relaxation.

@@ -41,6 +41,7 @@ struct TomlParallel {
     band_groups: Option<Spanned<i64>>,
     rank_order: Option<Spanned<String>>,
     alltoallv: Option<Spanned<String>>,
+    kpoint_sum: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -178,7 +179,13 @@ const TABLES: &[(&str, &[&str])] = &[
     ("[properties]", &["forces", "stress"]),
     (
         "[parallel]",
-        &["kpoint_groups", "band_groups", "rank_order", "alltoallv"],
+        &[
+            "kpoint_groups",
+            "band_groups",
+            "rank_order",
+            "alltoallv",
+            "kpoint_sum",
+        ],
     ),
     (
         "[relax]",
@@ -1040,6 +1047,14 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
                     .with_hint("use native, p2p, node, pairwise, nonblocking or auto"));
             }
             parallel.alltoallv = Some(a.get_ref().trim().to_string());
+        }
+        if let Some(a) = &p.kpoint_sum {
+            if let Err(e) = a.get_ref().parse::<planewave_comm::sum::SumChoice>() {
+                return Err(ctx
+                    .e("parallel.kpoint_sum", Some(a.span()), e)
+                    .with_hint("use allreduce, reduce_scatter or auto"));
+            }
+            parallel.kpoint_sum = Some(a.get_ref().trim().to_string());
         }
     }
 

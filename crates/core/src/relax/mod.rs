@@ -21,6 +21,8 @@ use crate::scf::{self, IterationInfo, ScfResult};
 use crate::setup::{self, Setup};
 use crate::stress::{self, Stress};
 use crate::symmetry::symmetrize_forces;
+use planewave_comm::{CommClass, CommExt, Communicator, Solo};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Starting curvature of the BFGS Hessian (Ha/bohr^2), ~ a covalent bond's.
@@ -254,13 +256,52 @@ fn positions_can_move(s: &Setup) -> bool {
         .any(|f| (0..3).any(|k| (f[k] - mean[k]).abs() > 1e-8))
 }
 
-/// Relax the structure of `spec` with the controls `opts`.
+/// Overwrite the energy, total forces and total stress with world rank 0's.
+fn share_from_root(
+    world: &dyn Communicator,
+    energy: &mut f64,
+    f: &mut Forces,
+    st: Option<&mut Stress>,
+) {
+    if world.size() == 1 {
+        return;
+    }
+    let mut flat = vec![*energy];
+    flat.extend(f.total.iter().flatten());
+    let stress_at = flat.len();
+    if let Some(s) = &st {
+        flat.extend(s.total.iter().flatten());
+    }
+    world.broadcast(&mut flat, 0, CommClass::Other);
+    *energy = flat[0];
+    for (i, x) in f.total.iter_mut().flatten().enumerate() {
+        *x = flat[1 + i];
+    }
+    if let Some(s) = st {
+        for (i, x) in s.total.iter_mut().flatten().enumerate() {
+            *x = flat[stress_at + i];
+        }
+    }
+}
+
+/// Relax the structure of `spec` with the controls `opts` in one process.
 pub fn run(
     spec: RunSpec,
     opts: &RelaxSpec,
     observer: &mut dyn Observer,
 ) -> Result<RelaxResult, String> {
-    let setup0 = setup::build(spec.clone()).map_err(|e| e.to_string())?;
+    run_on(spec, Arc::new(Solo), opts, observer)
+}
+
+/// Relax on the ranks of `world` (collective; every rank calls it with the same input and
+/// takes the same steps, since forces and stress are the same on every rank).
+pub fn run_on(
+    spec: RunSpec,
+    world: Arc<dyn Communicator>,
+    opts: &RelaxSpec,
+    observer: &mut dyn Observer,
+) -> Result<RelaxResult, String> {
+    let setup0 = setup::build_on(spec.clone(), world.clone()).map_err(|e| e.to_string())?;
     let setup = &setup0;
     if !opts.cell && !positions_can_move(setup) {
         return Err(format!(
@@ -300,7 +341,7 @@ pub fn run(
                 for (a, f) in sp.atoms.iter_mut().zip(&frac) {
                     a.frac = *f;
                 }
-                setup::build(sp).map_err(|e| format!("ionic step {step}: {e}"))?
+                setup::build_on(sp, world.clone()).map_err(|e| format!("ionic step {step}: {e}"))?
             }
         };
         let start = previous.as_ref().map(|(s, r)| {
@@ -315,9 +356,11 @@ pub fn run(
                 result.iterations
             ));
         }
-        let f = forces::compute(&setup.model, &setup.basis, &result);
-        let st = want_stress.then(|| stress::compute(&setup.model, &setup.basis, &result));
-        let energy = result.energies.total();
+        let mut f = forces::compute(&setup.model, &setup.basis, &result);
+        let mut st = want_stress.then(|| stress::compute(&setup.model, &setup.basis, &result));
+        let mut energy = result.energies.total();
+        // Every rank takes rank 0's numbers, so that every rank takes the same step.
+        share_from_root(world.as_ref(), &mut energy, &mut f, st.as_mut());
         let volume = setup.model.crystal.volume;
         let enthalpy = energy
             + if opts.cell {

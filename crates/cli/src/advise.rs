@@ -1,0 +1,150 @@
+//! `planewave advise`: the valid layouts of a run on N ranks ranked by predicted seconds per
+//! SCF iteration, with memory per rank.
+//!
+//! The cost model (seconds, one rank, one thread) of one SCF iteration:
+//! - each (spin, k) block: `A_DENSE · npw · nbands²` (subspace algebra, projectors) plus
+//!   `A_FFT · nbands · N log2 N` (N = FFT grid points), times `EIG_ITERS` eigensolver sweeps;
+//!   blocks are dealt to k-point groups as the run deals them (by cost), and an iteration
+//!   waits for the slowest group;
+//! - the replicated grid work every rank does (potentials, XC, mixing, symmetrisation):
+//!   `A_GRID · nspin · N log2 N`;
+//! - the sum over k-point groups: `LATENCY · log2(kg)` plus `BYTE · 8 N nspin` per iteration.
+//!
+//! Threads divide the computing terms with an efficiency of `THREAD_EFF` per doubling. Ranks
+//! of a k-point group beyond the first repeat its work (G-vector groups are not distributed
+//! yet), so they add nothing but memory. The constants were fitted on this project's machine
+//! kind (2-core AMD EPYC, AVX2) from `planewave run` timings of si2_lda_gth, al1_lda_gth and
+//! si8_lda_gth_displaced at 1 thread (see the README, "Parallel runs").
+
+use planewave_core::parallel::deal_by_cost;
+use planewave_core::setup::{memory_per_rank, Setup};
+use std::fmt::Write;
+
+/// Seconds per (npw · nbands²) of dense block work per eigensolver sweep.
+const A_DENSE: f64 = 2.0e-9;
+/// Seconds per (nbands · N log2 N) of FFT work per eigensolver sweep.
+const A_FFT: f64 = 1.2e-8;
+/// Eigensolver sweeps per SCF iteration (LOBPCG, warm-started).
+const EIG_ITERS: f64 = 4.0;
+/// Seconds per (nspin · N log2 N) of replicated grid work.
+const A_GRID: f64 = 6.0e-8;
+/// Seconds per collective step of the k-point sum.
+const LATENCY: f64 = 2.0e-5;
+/// Seconds per byte summed over k-point groups.
+const BYTE: f64 = 1.0e-9;
+/// Fraction of linear speed-up kept per doubling of the threads.
+const THREAD_EFF: f64 = 0.85;
+
+/// One candidate layout with its prediction.
+struct Candidate {
+    kpoint_groups: usize,
+    gvector_ranks: usize,
+    seconds: f64,
+    slowest_blocks: usize,
+    memory: f64,
+}
+
+fn thread_speedup(threads: usize) -> f64 {
+    let t = threads.max(1) as f64;
+    t * THREAD_EFF.powf(t.log2())
+}
+
+fn predict(s: &Setup, ranks: usize, kg: usize, threads: usize) -> Candidate {
+    let nb = s.params.nbands as f64;
+    let n = s.basis.grid_len() as f64;
+    let nlogn = n * n.log2();
+    let nspin = s.model.nspin();
+    let costs: Vec<f64> = (0..nspin)
+        .flat_map(|_| s.basis.kpoints.iter())
+        .map(|k| EIG_ITERS * (A_DENSE * k.dim() as f64 * nb * nb + A_FFT * nb * nlogn))
+        .collect();
+    let owner = deal_by_cost(&costs, kg);
+    let group = |g: usize| owner.iter().zip(&costs).filter(move |(o, _)| **o == g);
+    let (slowest, slowest_blocks) = (0..kg)
+        .map(|g| (group(g).map(|(_, c)| c).sum::<f64>(), group(g).count()))
+        .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
+    let grid = A_GRID * nspin as f64 * nlogn;
+    let sum = if kg > 1 {
+        LATENCY * (kg as f64).log2() + BYTE * 8.0 * n * nspin as f64
+    } else {
+        0.0
+    };
+    Candidate {
+        kpoint_groups: kg,
+        gvector_ranks: ranks / kg,
+        seconds: (slowest + grid) / thread_speedup(threads) + sum,
+        slowest_blocks,
+        memory: memory_per_rank(&s.model, s.basis.ecut, slowest_blocks, s.params.nbands),
+    }
+}
+
+/// The advice table for `s` on `ranks` ranks of `threads` threads each.
+pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = threads.unwrap_or((cores / ranks).max(1));
+    let blocks = s.basis.kpoints.len() * s.model.nspin();
+    let mut cands: Vec<Candidate> = (1..=ranks.min(blocks))
+        .filter(|kg| ranks.is_multiple_of(*kg))
+        .map(|kg| predict(s, ranks, kg, threads))
+        .collect();
+    cands.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
+    let serial = predict(s, 1, 1, 1).seconds;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "layouts of {} on {ranks} rank(s) x {threads} thread(s): {blocks} (spin, k) blocks, {} bands, FFT grid {}x{}x{}",
+        s.spec.source.display(),
+        s.params.nbands,
+        s.basis.grid.dims[0],
+        s.basis.grid.dims[1],
+        s.basis.grid.dims[2]
+    );
+    let _ = writeln!(
+        out,
+        "  {:>4} {:>13} {:>11} {:>14} {:>16} {:>9} {:>18}",
+        "rank",
+        "kpoint_groups",
+        "band_groups",
+        "ranks/k-group",
+        "s/iteration",
+        "speed-up",
+        "memory/rank (MiB)"
+    );
+    for (i, c) in cands.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  {:>4} {:>13} {:>11} {:>14} {:>16.3} {:>9.2} {:>18.1}",
+            i + 1,
+            c.kpoint_groups,
+            1,
+            c.gvector_ranks,
+            c.seconds,
+            serial / c.seconds,
+            c.memory / 1048576.0
+        );
+    }
+    if let Some(best) = cands.first() {
+        let _ = writeln!(
+            out,
+            "why: {} k-point group(s) leave the slowest group {} of the {blocks} blocks; k-point groups cost one density sum per iteration and nothing else, so the most groups that divide the ranks win.{}",
+            best.kpoint_groups,
+            best.slowest_blocks,
+            if best.gvector_ranks > 1 {
+                format!(
+                    " The other {} rank(s) of each group only repeat its work (G-vector groups are not distributed yet): {} ranks would do as well.",
+                    best.gvector_ranks - 1,
+                    best.kpoint_groups
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
+    let _ = writeln!(
+        out,
+        "run it with: planewave run {} --ranks {ranks} --kpoint-groups {} (or mpirun -np {ranks} planewave run ... with an MPI build)",
+        s.spec.source.display(),
+        cands.first().map_or(1, |c| c.kpoint_groups)
+    );
+    out
+}

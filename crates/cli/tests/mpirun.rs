@@ -1,0 +1,186 @@
+//! `planewave` under `mpirun` (built only with the `mpi` feature; `.ci/run` runs it):
+//! results on 2 and 4 MPI ranks equal the serial ones (a spin case and a k-point case), one
+//! message and exit code 2 for a bad input, for an error on one rank only and for a panic on
+//! one rank only, and never a hang.
+#![cfg(feature = "mpi")]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_planewave");
+
+fn case(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/qe")
+        .join(name)
+        .join("pw.in")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("planewave-mpirun-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Run `cmd`, killing it after `limit` (a hang is a failure).
+fn run_limited(mut cmd: Command, limit: Duration) -> Output {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("mpirun starts (is OpenMPI installed?)");
+    let t = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{cmd:?} did not finish in {limit:?} (hang)");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn mpirun(np: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new("mpirun");
+    cmd.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "-np",
+        &np.to_string(),
+        BIN,
+    ])
+    .args(args)
+    .env("RAYON_NUM_THREADS", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    run_limited(cmd, Duration::from_secs(300))
+}
+
+fn serial(args: &[&str]) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args);
+    run_limited(cmd, Duration::from_secs(300))
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn numbers(v: &Value, key: &str) -> Vec<f64> {
+    fn walk(v: &Value, out: &mut Vec<f64>) {
+        match v {
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            Value::Number(n) => out.push(n.as_f64().unwrap()),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(&v[key], &mut out);
+    out
+}
+
+fn same_results(name: &str, np: usize) {
+    let dir = scratch(&format!("{name}-{np}"));
+    let input = case(name);
+    let input = input.to_str().unwrap();
+    let (s_json, p_json) = (dir.join("serial.json"), dir.join("mpi.json"));
+    let s = serial(&["run", input, "-q", "--json", s_json.to_str().unwrap()]);
+    assert!(s.status.success(), "serial run: {s:?}");
+    let p = mpirun(
+        np,
+        &["run", input, "-q", "--json", p_json.to_str().unwrap()],
+        &[],
+    );
+    assert!(p.status.success(), "mpirun -np {np}: {p:?}");
+    let (a, b) = (json(&s_json), json(&p_json));
+    assert_eq!(b["parallel"]["ranks"], np, "{name}: ran on {np} MPI ranks");
+    assert_eq!(b["parallel"]["backend"], "mpi");
+    for (key, tol) in [
+        ("total_energy_ha", 1e-8),
+        ("eigenvalues_ha", 1e-8),
+        ("forces_ha_per_bohr", 1e-7),
+        ("total_magnetization", 1e-8),
+    ] {
+        let (x, y) = (numbers(&a, key), numbers(&b, key));
+        assert_eq!(x.len(), y.len(), "{name}: {key}");
+        let d = x
+            .iter()
+            .zip(&y)
+            .map(|(p, q)| (p - q).abs())
+            .fold(0.0, f64::max);
+        assert!(d < tol, "{name} on {np} ranks: {key} differs by {d:.2e}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn spin_case_on_2_and_4_ranks_matches_serial() {
+    same_results("h1_lsda_gth_box", 2);
+    same_results("h1_lsda_gth_box", 4);
+}
+
+#[test]
+fn kpoint_case_on_2_and_4_ranks_matches_serial() {
+    same_results("si2_lda_gth", 2);
+    same_results("si2_lda_gth", 4);
+}
+
+/// Exit code 2 and exactly one line starting with `error` in the output.
+fn one_error(out: &Output, what: &str) -> String {
+    assert_eq!(out.status.code(), Some(2), "{what}: exit code ({out:?})");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let count = stderr.lines().filter(|l| l.starts_with("error")).count();
+    assert_eq!(count, 1, "{what}: one message, got:\n{stderr}");
+    stderr
+}
+
+#[test]
+fn bad_input_ends_every_rank_with_one_message() {
+    let dir = scratch("bad");
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[structure]\nlattice = [[1, 0, 0], [0, 1, 0]]\n").unwrap();
+    let out = mpirun(2, &["run", bad.to_str().unwrap()], &[]);
+    one_error(&out, "bad input");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn error_on_one_rank_only_ends_every_rank() {
+    let dir = scratch("fail1");
+    let j = dir.join("r.json");
+    let input = case("si2_lda_gth");
+    let args = [
+        "run",
+        input.to_str().unwrap(),
+        "--json",
+        j.to_str().unwrap(),
+    ];
+    let out = mpirun(2, &args, &[("PLANEWAVE_FAIL_RANK", "1")]);
+    let msg = one_error(&out, "error on rank 1");
+    assert!(msg.contains("on rank 1 of 2"), "names the rank: {msg}");
+    assert!(!j.exists(), "no results written after a failed set-up");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn panic_on_one_rank_only_ends_every_rank() {
+    let dir = scratch("panic1");
+    let j = dir.join("r.json");
+    let input = case("si2_lda_gth");
+    let args = [
+        "run",
+        input.to_str().unwrap(),
+        "--json",
+        j.to_str().unwrap(),
+    ];
+    let out = mpirun(2, &args, &[("PLANEWAVE_PANIC_RANK", "1")]);
+    assert_eq!(out.status.code(), Some(2), "exit code ({out:?})");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("injected panic"),
+        "the panic is reported: {stderr}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

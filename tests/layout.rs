@@ -1,0 +1,111 @@
+//! Results never depend on the layout: the same inputs run in one process and on 1, 2, 3 and 4
+//! in-process (`Threads`) ranks, with every k-point-group count the rank count allows, give the
+//! same energies (1e-8 Ha per cell), eigenvalues (1e-8 Ha), forces (1e-7 Ha/bohr), stress
+//! (1e-9 Ha/bohr^3) and magnetisation — spin channels on different groups, smearing, and
+//! groups whose ranks share one block set (more ranks than blocks) included.
+
+use planewave::comm::{Communicator, Solo, Threads};
+use planewave::core::{forces, input, scf, setup, stress};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What is compared between layouts.
+#[derive(Debug, Clone)]
+struct Numbers {
+    energy: f64,
+    eigenvalues: Vec<f64>,
+    magnetization: f64,
+    forces: Vec<f64>,
+    stress: Vec<f64>,
+    owned_blocks: usize,
+}
+
+fn run_on(case: &str, world: Arc<dyn Communicator>, kpoint_groups: Option<usize>) -> Numbers {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/qe/{case}/pw.in"));
+    let mut spec = input::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    spec.parallel.kpoint_groups = kpoint_groups;
+    let s = setup::build_on(spec, world).unwrap_or_else(|e| panic!("{e}"));
+    let r = scf::run(&s.model, &s.basis, &s.params, |_| {}).expect("SCF runs");
+    assert!(r.converged, "{case}: SCF did not converge");
+    let f = forces::compute(&s.model, &s.basis, &r);
+    let st = stress::compute(&s.model, &s.basis, &r);
+    let par = &s.basis.parallel;
+    let nk = s.basis.kpoints.len();
+    Numbers {
+        energy: r.energies.total(),
+        eigenvalues: r.eigenvalues.iter().flatten().flatten().copied().collect(),
+        magnetization: r.magnetization.0,
+        forces: f.total.iter().flatten().copied().collect(),
+        stress: st.total.iter().flatten().copied().collect(),
+        owned_blocks: (0..s.model.nspin())
+            .flat_map(|sp| (0..nk).map(move |k| (sp, k)))
+            .filter(|&(sp, k)| par.owns(sp, k))
+            .count(),
+    }
+}
+
+fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
+fn check_layouts(case: &str, rank_counts: &[usize]) {
+    let serial = run_on(case, Arc::new(Solo), None);
+    for &n in rank_counts {
+        // Every k-point-group count; `None` (the default choice) resolves to one of them.
+        let groups: Vec<Option<usize>> =
+            (1..=n).filter(|g| n.is_multiple_of(*g)).map(Some).collect();
+        for kg in groups {
+            let blocks = serial.owned_blocks;
+            if kg.is_some_and(|g| g > blocks) {
+                continue;
+            }
+            let all = Threads::run(n, |c| run_on(case, c.into_arc(), kg));
+            let total_owned: usize = all.iter().map(|x| x.owned_blocks).sum();
+            let per_group = n / kg.expect("explicit group counts");
+            assert_eq!(
+                total_owned,
+                blocks * per_group,
+                "{case} on {n} ranks, kpoint_groups {kg:?}: every block owned by exactly one group"
+            );
+            for (rank, p) in all.iter().enumerate() {
+                let what = format!("{case} on {n} ranks (rank {rank}), kpoint_groups {kg:?}");
+                let de = (p.energy - serial.energy).abs();
+                assert!(de < 1e-8, "{what}: energy differs by {de:.2e} Ha");
+                let d = max_diff(&p.eigenvalues, &serial.eigenvalues);
+                assert!(d < 1e-8, "{what}: eigenvalues differ by {d:.2e} Ha");
+                let d = max_diff(&p.forces, &serial.forces);
+                assert!(d < 1e-7, "{what}: forces differ by {d:.2e} Ha/bohr");
+                let d = max_diff(&p.stress, &serial.stress);
+                assert!(d < 1e-9, "{what}: stress differs by {d:.2e} Ha/bohr^3");
+                let dm = (p.magnetization - serial.magnetization).abs();
+                assert!(dm < 1e-8, "{what}: magnetisation differs by {dm:.2e}");
+            }
+            println!("{case}: {n} ranks, kpoint_groups {kg:?}: same results");
+        }
+    }
+}
+
+#[test]
+fn si2_lda_gth_any_layout() {
+    check_layouts("si2_lda_gth", &[1, 2, 3, 4]);
+}
+
+#[test]
+fn al1_lda_gth_smearing_any_layout() {
+    check_layouts("al1_lda_gth", &[2, 3, 4]);
+}
+
+#[test]
+fn h1_lsda_spin_channels_on_groups() {
+    check_layouts("h1_lsda_gth_box", &[2, 3, 4]);
+}
+
+#[test]
+fn si8_displaced_forces_and_stress_any_layout() {
+    check_layouts("si8_lda_gth_displaced", &[2, 3, 4]);
+}
