@@ -21,13 +21,13 @@ use planewave_core::setup::{memory_per_rank, Setup};
 use std::fmt::Write;
 
 /// Seconds per (npw · nbands²) of dense block work per eigensolver sweep.
-const A_DENSE: f64 = 2.0e-9;
+const A_DENSE: f64 = 2.5e-8;
 /// Seconds per (nbands · N log2 N) of FFT work per eigensolver sweep.
-const A_FFT: f64 = 1.2e-8;
+const A_FFT: f64 = 1.0e-9;
 /// Eigensolver sweeps per SCF iteration (LOBPCG, warm-started).
 const EIG_ITERS: f64 = 4.0;
 /// Seconds per (nspin · N log2 N) of replicated grid work.
-const A_GRID: f64 = 6.0e-8;
+const A_GRID: f64 = 3.0e-8;
 /// Seconds per collective step of the k-point sum.
 const LATENCY: f64 = 2.0e-5;
 /// Seconds per byte summed over k-point groups.

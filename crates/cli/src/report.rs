@@ -116,16 +116,20 @@ pub fn parallel(r: &ParallelReport) {
         r.ranks, r.threads_per_rank, r.backend, r.nodes
     );
     for l in &r.levels {
-        println!(
-            "  {:<9}({}-way): {:>4.0}%   computation {:.2} s  communication {:.3} s  waiting {:.3} s   {}",
+        let head = format!(
+            "  {:<9}({}-way): {:>4.0}%",
             l.level,
             l.ways,
-            100.0 * l.efficiency,
-            l.computation_s,
-            l.communication_s,
-            l.waiting_s,
-            l.note
+            100.0 * l.efficiency
         );
+        if l.ways > 1 || l.level == "k-point" {
+            println!(
+                "{head}   computation {:.2} s  communication {:.3} s  waiting {:.3} s   {}",
+                l.computation_s, l.communication_s, l.waiting_s, l.note
+            );
+        } else {
+            println!("{head}   {}", l.note);
+        }
     }
     println!("  overall: {:.0}%", 100.0 * r.overall_efficiency);
     let p = &r.projection;

@@ -1,12 +1,14 @@
 //! `planewave relax` end to end on a small cell relaxation: one line per ionic step, and the
-//! POSCAR, extended-XYZ trajectory and results JSON written next to the input.
+//! POSCAR, extended-XYZ trajectory and results JSON written next to the input; on in-process
+//! ranks (k-point groups) the same steps to the same structure.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-#[test]
-fn cell_relaxation_writes_poscar_trajectory_and_json() {
-    let dir = std::env::temp_dir().join(format!("planewave_relax_cli_{}", std::process::id()));
+/// A folder `tag` with the Si pseudopotential and a small cell-relaxation input `si.toml`.
+fn relax_case(tag: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("planewave_relax_cli_{tag}_{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
@@ -35,6 +37,46 @@ stress_tolerance = 0.01
 "#,
     )
     .unwrap();
+    dir
+}
+
+#[test]
+fn relaxation_on_ranks_takes_the_same_steps() {
+    let run = |tag: &str, extra: &[&str]| {
+        let dir = relax_case(tag);
+        let out = Command::new(env!("CARGO_BIN_EXE_planewave"))
+            .args(["relax", "si.toml", "-q"])
+            .args(extra)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let text = std::fs::read_to_string(dir.join("si.json")).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()
+    };
+    let serial = run("serial", &[]);
+    let ranks = run("ranks", &["--ranks", "3"]);
+    let steps = |j: &serde_json::Value| j["relaxation"]["steps"].as_array().unwrap().len();
+    assert_eq!(steps(&serial), steps(&ranks), "same number of ionic steps");
+    let e = |j: &serde_json::Value| j["total_energy_ha"].as_f64().unwrap();
+    assert!(
+        (e(&serial) - e(&ranks)).abs() < 1e-8,
+        "{} vs {}",
+        e(&serial),
+        e(&ranks)
+    );
+    for i in 0..3 {
+        for k in 0..3 {
+            let l = |j: &serde_json::Value| j["structure"]["lattice_bohr"][i][k].as_f64().unwrap();
+            assert!((l(&serial) - l(&ranks)).abs() < 1e-7, "lattice differs");
+        }
+    }
+}
+
+#[test]
+fn cell_relaxation_writes_poscar_trajectory_and_json() {
+    let dir = relax_case("files");
     let out = Command::new(env!("CARGO_BIN_EXE_planewave"))
         .args(["relax", "si.toml", "-q"])
         .current_dir(&dir)

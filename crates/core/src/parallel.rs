@@ -287,6 +287,31 @@ impl Parallel {
         v[0] != 0
     }
 
+    /// Whether `value` holds on every rank (collective).
+    pub fn all(&self, value: bool) -> bool {
+        let mut v = [u64::from(value)];
+        self.topology
+            .world
+            .allreduce(&mut v, ReduceOp::Min, CommClass::Other);
+        v[0] != 0
+    }
+
+    /// Take over `previous`'s deal of the blocks when it has the same shape and group count
+    /// (a relaxation keeps each block on the group that holds its bands, whatever the new
+    /// plane-wave counts would suggest).
+    pub fn keep_deal_of(&mut self, previous: &Parallel) {
+        let same = self.owner.len() == previous.owner.len()
+            && self
+                .owner
+                .iter()
+                .zip(&previous.owner)
+                .all(|(a, b)| a.len() == b.len())
+            && self.topology.layout.kpoint_groups == previous.topology.layout.kpoint_groups;
+        if same {
+            self.owner = previous.owner.clone();
+        }
+    }
+
     /// Run `f` (work on this rank's blocks) and add its seconds to the block-work clock.
     pub fn time_block_work<R>(&self, f: impl FnOnce() -> R) -> R {
         let t = Instant::now();

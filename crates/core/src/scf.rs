@@ -275,7 +275,7 @@ fn run_with<T: BandScalar>(
             })
     };
     let mut psi: Vec<Vec<Mat<T>>> = match start_psi {
-        Some(p) if par.agree(fits(&p)) => p,
+        Some(p) if par.all(fits(&p)) => p,
         _ => (0..nspin)
             .map(|s| {
                 basis

@@ -341,7 +341,14 @@ pub fn run_on(
                 for (a, f) in sp.atoms.iter_mut().zip(&frac) {
                     a.frac = *f;
                 }
-                setup::build_on(sp, world.clone()).map_err(|e| format!("ionic step {step}: {e}"))?
+                let mut s = setup::build_on(sp, world.clone())
+                    .map_err(|e| format!("ionic step {step}: {e}"))?;
+                if let (Some((prev, _)), Some(par)) =
+                    (&previous, Arc::get_mut(&mut s.basis.parallel))
+                {
+                    par.keep_deal_of(&prev.basis.parallel);
+                }
+                s
             }
         };
         let start = previous.as_ref().map(|(s, r)| {
