@@ -60,8 +60,8 @@ struct ParallelArgs {
 }
 
 impl ParallelArgs {
-    /// Apply the overrides to the input.
-    fn apply(&self, spec: &mut input::RunSpec) -> Result<(), String> {
+    /// Refuse counts of zero.
+    fn check(&self) -> Result<(), String> {
         for (flag, v) in [
             ("--ranks", self.ranks),
             ("--kpoint-groups", self.kpoint_groups),
@@ -71,6 +71,11 @@ impl ParallelArgs {
                 return Err(format!("error: {flag} must be at least 1"));
             }
         }
+        Ok(())
+    }
+
+    /// Apply the overrides to the input.
+    fn apply(&self, spec: &mut input::RunSpec) {
         if let Some(k) = self.kpoint_groups {
             spec.parallel.kpoint_groups = Some(k);
         }
@@ -80,7 +85,6 @@ impl ParallelArgs {
         if let Some(m) = self.max_iterations {
             spec.scf.max_iterations = m;
         }
-        Ok(())
     }
 }
 
@@ -204,36 +208,13 @@ fn main() -> ExitCode {
             json,
             quiet,
             parallel,
-        } => launch::run_ranks(parallel.ranks, |world, place| {
-            let out = Output::new(world.as_ref(), quiet);
-            let mut spec = match input::load(&input) {
-                Ok(s) => s,
-                Err(e) => return out.fail(&e.to_string()),
-            };
-            if let Err(e) = parallel.apply(&mut spec) {
-                return out.fail(&e);
-            }
-            if spec.relax.requested {
-                return run_relax(spec, &input, json.clone(), &out, world, place);
-            }
-            run_scf(spec, &input, json.clone(), &out, world, place)
-        }),
+        } => calculation(&input, json, quiet, &parallel, false),
         Command::Relax {
             input,
             json,
             quiet,
             parallel,
-        } => launch::run_ranks(parallel.ranks, |world, place| {
-            let out = Output::new(world.as_ref(), quiet);
-            let mut spec = match input::load(&input) {
-                Ok(s) => s,
-                Err(e) => return out.fail(&e.to_string()),
-            };
-            if let Err(e) = parallel.apply(&mut spec) {
-                return out.fail(&e);
-            }
-            run_relax(spec, &input, json.clone(), &out, world, place)
-        }),
+        } => calculation(&input, json, quiet, &parallel, true),
         _ if serial_elsewhere => ExitCode::SUCCESS,
         Command::Check { input } => match prepare(&input) {
             Ok(s) => {
@@ -309,6 +290,32 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+/// `run` (a relaxation when the input asks for one) or `relax` on the ranks of the launch.
+fn calculation(
+    input: &Path,
+    json: Option<PathBuf>,
+    quiet: bool,
+    parallel: &ParallelArgs,
+    relax: bool,
+) -> ExitCode {
+    if let Err(e) = parallel.check() {
+        return fail(&e);
+    }
+    launch::run_ranks(parallel.ranks, |world, place| {
+        let out = Output::new(world.as_ref(), quiet);
+        let mut spec = match input::load(input) {
+            Ok(s) => s,
+            Err(e) => return out.fail(&e.to_string()),
+        };
+        parallel.apply(&mut spec);
+        if relax || spec.relax.requested {
+            run_relax(spec, input, json.clone(), &out, world, place)
+        } else {
+            run_scf(spec, input, json.clone(), &out, world, place)
+        }
+    })
 }
 
 /// What rank 0 prints; every other rank stays silent.

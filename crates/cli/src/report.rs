@@ -82,7 +82,7 @@ pub fn setup(s: &Setup) {
     println!(
         "parallel layout on {} rank(s): {}",
         b.parallel.world().size(),
-        s.layout
+        b.parallel.layout()
     );
     println!(
         "estimated memory {:.1} MiB per rank",

@@ -657,3 +657,32 @@ fn unknown_alltoallv_strategy_is_named() {
     let msg = c.refuse("si.toml");
     assert_mentions(&msg, &["parallel.alltoallv", "fastest", "pairwise"]);
 }
+
+#[test]
+fn impossible_parallel_options_are_refused() {
+    let c = si_case("parallel_options");
+    c.write("si.toml", SI);
+    for (args, expect) in [
+        (vec!["--ranks", "0"], "--ranks must be at least 1"),
+        (
+            vec!["--ranks", "2", "--band-groups", "2"],
+            "band groups are not implemented yet",
+        ),
+        (
+            vec!["--ranks", "2", "--kpoint-groups", "3"],
+            "3 k-point groups do not divide 2 ranks",
+        ),
+    ] {
+        let out = c.planewave(&[&["run", "si.toml"][..], &args].concat());
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            stderr.lines().filter(|l| l.starts_with("error")).count(),
+            1,
+            "{stderr}"
+        );
+        assert_mentions(&stderr, &[expect]);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(c.json_files().is_empty());
+    }
+}

@@ -146,9 +146,9 @@ fn bad_input_ends_every_rank_with_one_message() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
-fn error_on_one_rank_only_ends_every_rank() {
-    let dir = scratch("fail1");
+/// si2 on 2 MPI ranks with the testing variable `var` = 1: (output, whether a JSON appeared).
+fn fault_on_rank_1(var: &str) -> (Output, bool) {
+    let dir = scratch(var);
     let j = dir.join("r.json");
     let input = case("si2_lda_gth");
     let args = [
@@ -157,30 +157,28 @@ fn error_on_one_rank_only_ends_every_rank() {
         "--json",
         j.to_str().unwrap(),
     ];
-    let out = mpirun(2, &args, &[("PLANEWAVE_FAIL_RANK", "1")]);
+    let out = mpirun(2, &args, &[(var, "1")]);
+    let written = j.exists();
+    let _ = std::fs::remove_dir_all(dir);
+    (out, written)
+}
+
+#[test]
+fn error_on_one_rank_only_ends_every_rank() {
+    let (out, written) = fault_on_rank_1("PLANEWAVE_FAIL_RANK");
     let msg = one_error(&out, "error on rank 1");
     assert!(msg.contains("on rank 1 of 2"), "names the rank: {msg}");
-    assert!(!j.exists(), "no results written after a failed set-up");
-    let _ = std::fs::remove_dir_all(dir);
+    assert!(!written, "no results written after a failed set-up");
 }
 
 #[test]
 fn panic_on_one_rank_only_ends_every_rank() {
-    let dir = scratch("panic1");
-    let j = dir.join("r.json");
-    let input = case("si2_lda_gth");
-    let args = [
-        "run",
-        input.to_str().unwrap(),
-        "--json",
-        j.to_str().unwrap(),
-    ];
-    let out = mpirun(2, &args, &[("PLANEWAVE_PANIC_RANK", "1")]);
+    let (out, written) = fault_on_rank_1("PLANEWAVE_PANIC_RANK");
     assert_eq!(out.status.code(), Some(2), "exit code ({out:?})");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("injected panic"),
         "the panic is reported: {stderr}"
     );
-    let _ = std::fs::remove_dir_all(dir);
+    assert!(!written, "no results written after a panic");
 }

@@ -150,10 +150,11 @@ pub fn from_wavefunctions<T: BandScalar>(
         let mut acc = vec![0.0; n];
         par.time_block_work(|| {
             for (k, kpt) in basis.kpoints.iter().enumerate() {
-                if par.owns(s, k) {
-                    let weights: Vec<f64> = occ_s[k].iter().map(|f| kpt.weight * f).collect();
-                    T::add_density(kpt, &basis.fft, &psi_s[k], &weights, &mut acc);
+                if !par.owns(s, k) {
+                    continue;
                 }
+                let weights: Vec<f64> = occ_s[k].iter().map(|f| kpt.weight * f).collect();
+                T::add_density(kpt, &basis.fft, &psi_s[k], &weights, &mut acc);
             }
         });
         par.sum_over_kgroups(&mut acc);

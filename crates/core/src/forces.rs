@@ -7,13 +7,14 @@
 
 use crate::bands::BandScalar;
 use crate::basis::Basis;
+use crate::basis::Kpoint;
 use crate::density::{self, Density};
 use crate::model::Model;
 use crate::scf::{ScfResult, Wavefunctions};
 use crate::symmetry::symmetrize_forces;
 use crate::terms::{ewald, local, nonlocal::KProjectors, real_to_sphere, xc};
 use num_complex::Complex64;
-use planewave_linalg::Mat;
+use planewave_linalg::{Mat, MatRef};
 
 /// Total forces and their parts (all symmetrised), Ha/bohr, one vector per atom.
 #[derive(Debug, Clone)]
@@ -63,14 +64,17 @@ pub(crate) fn band_weights(basis: &Basis, scf: &ScfResult) -> Vec<Vec<Vec<f64>>>
         .collect()
 }
 
-fn nonlocal_forces<T: BandScalar>(
+/// Call `f(k-point, its projectors, band block, band weights)` for every (spin, k) block this
+/// rank computes, the projectors built once per k-point, timed as block work. What `f`
+/// accumulates is this rank's share: sum it over the k-point groups.
+pub(crate) fn for_each_owned_block<T: BandScalar>(
     model: &Model,
     basis: &Basis,
     psi: &[Vec<Mat<T>>],
     weights: &[Vec<Vec<f64>>],
-) -> Vec<[f64; 3]> {
+    mut f: impl FnMut(&Kpoint, &KProjectors<T>, MatRef<'_, T>, &[f64]),
+) {
     let par = &*basis.parallel;
-    let mut out = vec![[0.0; 3]; model.crystal.atoms.len()];
     par.time_block_work(|| {
         for (k, kpt) in basis.kpoints.iter().enumerate() {
             if !par.owns_kpoint(psi.len(), k) {
@@ -78,18 +82,28 @@ fn nonlocal_forces<T: BandScalar>(
             }
             let proj = KProjectors::<T>::new(model, kpt, basis.volume);
             for (s, (psi_s, w_s)) in psi.iter().zip(weights).enumerate() {
-                if !par.owns(s, k) {
-                    continue;
-                }
-                let f = proj.forces(model, kpt, basis.volume, psi_s[k].as_ref(), &w_s[k]);
-                for (o, x) in out.iter_mut().zip(f) {
-                    (0..3).for_each(|i| o[i] += x[i]);
+                if par.owns(s, k) {
+                    f(kpt, &proj, psi_s[k].as_ref(), &w_s[k]);
                 }
             }
         }
     });
-    let mut flat: Vec<f64> = out.iter().flatten().copied().collect();
-    par.sum_over_kgroups(&mut flat);
+}
+
+fn nonlocal_forces<T: BandScalar>(
+    model: &Model,
+    basis: &Basis,
+    psi: &[Vec<Mat<T>>],
+    weights: &[Vec<Vec<f64>>],
+) -> Vec<[f64; 3]> {
+    let mut flat = vec![0.0; 3 * model.crystal.atoms.len()];
+    for_each_owned_block(model, basis, psi, weights, |kpt, proj, x, w| {
+        let f = proj.forces(model, kpt, basis.volume, x, w);
+        for (o, v) in flat.iter_mut().zip(f.iter().flatten()) {
+            *o += v;
+        }
+    });
+    basis.parallel.sum_over_kgroups(&mut flat);
     flat.chunks(3).map(|c| [c[0], c[1], c[2]]).collect()
 }
 

@@ -242,6 +242,17 @@ impl Parallel {
         (0..nspin).any(|s| self.owns(s, k))
     }
 
+    /// The (spin, k) blocks this rank's group computes, out of `nspin` × `nkpoints`, spin-major.
+    pub fn owned_blocks(
+        &self,
+        nspin: usize,
+        nkpoints: usize,
+    ) -> impl Iterator<Item = (usize, usize)> + '_ {
+        (0..nspin)
+            .flat_map(move |s| (0..nkpoints).map(move |k| (s, k)))
+            .filter(|&(s, k)| self.owns(s, k))
+    }
+
     /// How many ranks of a k-point group repeat the same block work (band × G ranks, until
     /// those levels are distributed).
     pub fn replicated(&self) -> usize {
@@ -258,25 +269,23 @@ impl Parallel {
         );
     }
 
-    /// Sum a table indexed `[s][k][i]` whose owned blocks hold values and the others zeros
-    /// (or are empty), so that every rank ends with every block: `len[k]` entries per block.
-    pub fn gather_blocks(&self, table: &mut [Vec<Vec<f64>>], len: impl Fn(usize) -> usize) {
+    /// Make whole a table indexed `[s][k][i]` of `block_len` entries per block whose owned
+    /// blocks hold values (the others are ignored): every rank ends with every block.
+    pub fn gather_blocks(&self, table: &mut [Vec<Vec<f64>>], block_len: usize) {
         let mut flat = Vec::new();
         for (s, ts) in table.iter().enumerate() {
             for (k, block) in ts.iter().enumerate() {
                 if self.owns(s, k) {
                     flat.extend_from_slice(block);
                 } else {
-                    flat.extend(std::iter::repeat_n(0.0, len(k)));
+                    flat.extend(std::iter::repeat_n(0.0, block_len));
                 }
             }
         }
         self.sum_over_kgroups(&mut flat);
-        let mut it = flat.into_iter();
-        for ts in table.iter_mut() {
-            for (k, block) in ts.iter_mut().enumerate() {
-                *block = it.by_ref().take(len(k)).collect();
-            }
+        let mut chunks = flat.chunks(block_len);
+        for block in table.iter_mut().flatten() {
+            *block = chunks.next().unwrap_or_default().to_vec();
         }
     }
 

@@ -124,6 +124,15 @@ struct Fixed<T: BandScalar> {
     symmetrizer: Option<DensitySymmetrizer>,
 }
 
+impl<T: BandScalar> Fixed<T> {
+    /// The projectors of k-point `k`, which this rank computes.
+    fn proj(&self, k: usize) -> &KProjectors<T> {
+        self.projectors[k]
+            .as_ref()
+            .expect("projectors exist for every k-point of an owned block")
+    }
+}
+
 /// Mixing representation (total, magnetisation) <-> spin channels (up, down).
 fn to_mix(g: &[Vec<Complex64>]) -> Vec<Vec<Complex64>> {
     if g.len() == 1 {
@@ -339,22 +348,17 @@ fn run_with<T: BandScalar>(
         let mut eig = vec![vec![Vec::new(); nk]; nspin];
         let mut eig_iters = [0.0];
         par.time_block_work(|| {
-            for (s, psi_s) in psi.iter_mut().enumerate() {
-                for (k, kpt) in basis.kpoints.iter().enumerate() {
-                    let Some(proj) = fixed.projectors[k].as_ref().filter(|_| par.owns(s, k)) else {
-                        continue;
-                    };
-                    let h = KHamiltonian::new(kpt, &basis.fft, &veff[s], proj);
-                    let x0 = std::mem::replace(&mut psi_s[k], Mat::zeros(0, 0));
-                    let r = lobpcg_with_min(&h, x0, tol, 1, maxiter);
-                    eig_iters[0] += r.iterations as f64;
-                    eig[s][k] = r.values;
-                    psi_s[k] = r.vectors;
-                }
+            for (s, k) in par.owned_blocks(nspin, nk) {
+                let h = KHamiltonian::new(&basis.kpoints[k], &basis.fft, &veff[s], fixed.proj(k));
+                let x0 = std::mem::replace(&mut psi[s][k], Mat::zeros(0, 0));
+                let r = lobpcg_with_min(&h, x0, tol, 1, maxiter);
+                eig_iters[0] += r.iterations as f64;
+                eig[s][k] = r.values;
+                psi[s][k] = r.vectors;
             }
         });
         // Every rank needs every eigenvalue for the occupations.
-        par.gather_blocks(&mut eig, |_| params.nbands);
+        par.gather_blocks(&mut eig, params.nbands);
         par.sum_over_kgroups(&mut eig_iters);
         timings.eigensolver += t0.elapsed().as_secs_f64();
         let occ = occupation::compute(model, &eig, &weights)?;
@@ -366,19 +370,14 @@ fn run_with<T: BandScalar>(
         let t0 = Instant::now();
         let (_, e_h, e_xc, e_loc) = potentials(model, basis, &fixed, &rho_out);
         let mut band_sums = [0.0; 2];
-        for (s, (psi_s, occ_s)) in psi.iter().zip(&occ.occ).enumerate() {
-            for (k, kpt) in basis.kpoints.iter().enumerate() {
-                let Some(proj) = fixed.projectors[k].as_ref().filter(|_| par.owns(s, k)) else {
-                    continue;
-                };
-                let x = &psi_s[k];
-                let tk = kinetic::band_energies(kpt, x);
-                let nl = proj.band_energies(x.as_ref());
-                for b in 0..params.nbands {
-                    let w = kpt.weight * occ_s[k][b];
-                    band_sums[0] += w * tk[b];
-                    band_sums[1] += w * nl[b];
-                }
+        for (s, k) in par.owned_blocks(nspin, nk) {
+            let (kpt, x) = (&basis.kpoints[k], &psi[s][k]);
+            let tk = kinetic::band_energies(kpt, x);
+            let nl = fixed.proj(k).band_energies(x.as_ref());
+            for b in 0..params.nbands {
+                let w = kpt.weight * occ.occ[s][k][b];
+                band_sums[0] += w * tk[b];
+                band_sums[1] += w * nl[b];
             }
         }
         par.sum_over_kgroups(&mut band_sums);

@@ -33,9 +33,6 @@ pub struct Setup {
     pub memory_estimate: f64,
     /// Non-fatal remarks for the user.
     pub warnings: Vec<String>,
-    /// The parallel layout over the ranks of the run (k-point x band x G-vector groups); the
-    /// basis owns the topology itself (`basis.parallel`).
-    pub layout: planewave_comm::Layout,
 }
 
 /// An error at `key` (named as in the input's format), with the line where the input wrote it.
@@ -326,7 +323,6 @@ pub fn build_on(spec: RunSpec, world: Arc<dyn Communicator>) -> Result<Setup, In
         seed: spec.scf.seed,
     };
     Ok(Setup {
-        layout,
         nk_full: kfull.len(),
         spec,
         model,

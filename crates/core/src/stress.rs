@@ -8,11 +8,11 @@
 use crate::bands::BandScalar;
 use crate::basis::Basis;
 use crate::density;
-use crate::forces::{band_weights, core_coupling};
+use crate::forces::{band_weights, core_coupling, for_each_owned_block};
 use crate::model::Model;
 use crate::scf::{ScfResult, Wavefunctions};
 use crate::symmetry::symmetrize_stress;
-use crate::terms::{ewald, hartree, kinetic, local, nonlocal::KProjectors, xc};
+use crate::terms::{ewald, hartree, kinetic, local, xc};
 use planewave_linalg::Mat;
 
 /// 1 Ha/bohr^3 in GPa.
@@ -41,32 +41,18 @@ fn wavefunction_terms<T: BandScalar>(
     psi: &[Vec<Mat<T>>],
     weights: &[Vec<Vec<f64>>],
 ) -> ([[f64; 3]; 3], [[f64; 3]; 3]) {
-    let par = &*basis.parallel;
-    let mut kin = [[0.0; 3]; 3];
-    let mut nl = [[0.0; 3]; 3];
-    par.time_block_work(|| {
-        for (k, kpt) in basis.kpoints.iter().enumerate() {
-            if !par.owns_kpoint(psi.len(), k) {
-                continue;
-            }
-            let proj = KProjectors::<T>::new(model, kpt, basis.volume);
-            for (s, (psi_s, w_s)) in psi.iter().zip(weights).enumerate() {
-                if !par.owns(s, k) {
-                    continue;
-                }
-                kinetic::add_stress(kpt, &psi_s[k], &w_s[k], basis.volume, &mut kin);
-                let de =
-                    proj.strain_derivative(model, kpt, basis.volume, psi_s[k].as_ref(), &w_s[k]);
-                for a in 0..3 {
-                    for b in 0..3 {
-                        nl[a][b] -= de[a][b] / basis.volume;
-                    }
-                }
-            }
+    let mut flat = [0.0; 18];
+    for_each_owned_block(model, basis, psi, weights, |kpt, proj, x, w| {
+        let (kin, nl) = flat.split_at_mut(9);
+        let mut k3 = [[0.0; 3]; 3];
+        kinetic::add_stress(kpt, x, w, basis.volume, &mut k3);
+        let de = proj.strain_derivative(model, kpt, basis.volume, x, w);
+        for (i, (a, b)) in (0..3).flat_map(|a| (0..3).map(move |b| (a, b))).enumerate() {
+            kin[i] += k3[a][b];
+            nl[i] -= de[a][b] / basis.volume;
         }
     });
-    let mut flat: Vec<f64> = kin.iter().chain(&nl).flatten().copied().collect();
-    par.sum_over_kgroups(&mut flat);
+    basis.parallel.sum_over_kgroups(&mut flat);
     let tensor = |c: &[f64]| [0, 1, 2].map(|a| [c[3 * a], c[3 * a + 1], c[3 * a + 2]]);
     (tensor(&flat[..9]), tensor(&flat[9..]))
 }

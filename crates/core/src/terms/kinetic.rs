@@ -2,7 +2,7 @@
 //! [`crate::bands::BandScalar::apply_local`]).
 
 use crate::basis::Kpoint;
-use planewave_linalg::{Mat, Scalar};
+use planewave_linalg::{Mat, MatRef, Scalar};
 
 /// `<psi_n|T|psi_n>` for every band (column) of the block.
 pub fn band_energies<T: Scalar>(kpt: &Kpoint, psi: &Mat<T>) -> Vec<f64> {
@@ -21,7 +21,7 @@ pub fn band_energies<T: Scalar>(kpt: &Kpoint, psi: &Mat<T>) -> Vec<f64> {
 /// (Ha/bohr^3, QE sign), for band weights `w_n` (k-point weight times occupation).
 pub fn add_stress<T: Scalar>(
     kpt: &Kpoint,
-    psi: &Mat<T>,
+    psi: MatRef<'_, T>,
     weights: &[f64],
     volume: f64,
     out: &mut [[f64; 3]; 3],
@@ -32,8 +32,8 @@ pub fn add_stress<T: Scalar>(
         if w == 0.0 {
             continue;
         }
-        for (d, x) in dens.iter_mut().zip(psi.col_as_slice(b)) {
-            *d += w * x.abs2();
+        for (d, x) in dens.iter_mut().zip(psi.col(b).iter()) {
+            *d += w * Scalar::abs2(*x);
         }
     }
     for (i, d) in dens.iter().enumerate() {
