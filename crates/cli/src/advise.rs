@@ -2,38 +2,42 @@
 //! SCF iteration, with memory per rank.
 //!
 //! The cost model (seconds, one rank, one thread) of one SCF iteration:
-//! - each (spin, k) block: `A_DENSE · npw · nbands²` (subspace algebra, projectors) plus
-//!   `A_FFT · nbands · N log2 N` (N = FFT grid points), times `EIG_ITERS` eigensolver sweeps;
-//!   blocks are dealt to k-point groups as the run deals them (by cost), and an iteration
-//!   waits for the slowest group;
+//! - each (spin, k) block: `nbands · (A_BAND + A_FFT · N log2 N) + A_DENSE · npw · nbands²`
+//!   (N = FFT grid points): per-band work and FFTs, and the subspace algebra, over the
+//!   eigensolver sweeps of one SCF iteration; blocks are dealt to k-point groups as the run
+//!   deals them (by cost), and an iteration waits for the slowest group;
 //! - the replicated grid work every rank does (potentials, XC, mixing, symmetrisation):
 //!   `A_GRID · nspin · N log2 N`;
 //! - the sum over k-point groups: `LATENCY · log2(kg)` plus `BYTE · 8 N nspin` per iteration.
 //!
 //! Threads divide the computing terms with an efficiency of `THREAD_EFF` per doubling. Ranks
 //! of a k-point group beyond the first repeat its work (G-vector groups are not distributed
-//! yet), so they add nothing but memory. The constants were fitted on this project's machine
-//! kind (2-core AMD EPYC, AVX2) from `planewave run` timings of si2_lda_gth, al1_lda_gth and
-//! si8_lda_gth_displaced at 1 thread (see the README, "Parallel runs").
+//! yet), so they add nothing but memory.
+//!
+//! Calibration (2-core AMD EPYC, AVX2, idle): the mean SCF iteration (`t_iter` of the report)
+//! of si2_lda_gth, al1_lda_gth, si8_lda_gth_displaced and h1_lsda_gth_box at 1 rank × 1 thread
+//! (`RAYON_NUM_THREADS=1 planewave run tests/data/qe/<case>/pw.in`), least-squares fit of the
+//! three block constants to the per-block time (relative residuals within 12%); `A_GRID` from
+//! h1's potential and mixing time; `THREAD_EFF` from si8 and al1 at 1 × 2 threads.
 
 use planewave_core::parallel::deal_by_cost;
 use planewave_core::setup::{memory_per_rank, Setup};
 use std::fmt::Write;
 
-/// Seconds per (npw · nbands²) of dense block work per eigensolver sweep.
-const A_DENSE: f64 = 2.5e-8;
-/// Seconds per (nbands · N log2 N) of FFT work per eigensolver sweep.
-const A_FFT: f64 = 1.0e-9;
-/// Eigensolver sweeps per SCF iteration (LOBPCG, warm-started).
-const EIG_ITERS: f64 = 4.0;
+/// Seconds per (npw · nbands²) of subspace algebra per SCF iteration.
+const A_DENSE: f64 = 3.3e-8;
+/// Seconds per (nbands · N log2 N) of FFT work per SCF iteration.
+const A_FFT: f64 = 2.0e-9;
+/// Seconds per band of fixed work (projectors, small dense problems) per SCF iteration.
+const A_BAND: f64 = 1.7e-3;
 /// Seconds per (nspin · N log2 N) of replicated grid work.
-const A_GRID: f64 = 3.0e-8;
+const A_GRID: f64 = 1.9e-8;
 /// Seconds per collective step of the k-point sum.
-const LATENCY: f64 = 2.0e-5;
+const LATENCY: f64 = 1.0e-4;
 /// Seconds per byte summed over k-point groups.
-const BYTE: f64 = 1.0e-9;
+const BYTE: f64 = 2.0e-9;
 /// Fraction of linear speed-up kept per doubling of the threads.
-const THREAD_EFF: f64 = 0.85;
+const THREAD_EFF: f64 = 0.8;
 
 /// One candidate layout with its prediction.
 struct Candidate {
@@ -56,7 +60,7 @@ fn predict(s: &Setup, ranks: usize, kg: usize, threads: usize) -> Candidate {
     let nspin = s.model.nspin();
     let costs: Vec<f64> = (0..nspin)
         .flat_map(|_| s.basis.kpoints.iter())
-        .map(|k| EIG_ITERS * (A_DENSE * k.dim() as f64 * nb * nb + A_FFT * nb * nlogn))
+        .map(|k| nb * (A_BAND + A_FFT * nlogn) + A_DENSE * k.dim() as f64 * nb * nb)
         .collect();
     let owner = deal_by_cost(&costs, kg);
     let group = |g: usize| owner.iter().zip(&costs).filter(move |(o, _)| **o == g);
