@@ -38,10 +38,7 @@ fn run_on(case: &str, world: Arc<dyn Communicator>, kpoint_groups: Option<usize>
         magnetization: r.magnetization.0,
         forces: f.total.iter().flatten().copied().collect(),
         stress: st.total.iter().flatten().copied().collect(),
-        owned_blocks: (0..s.model.nspin())
-            .flat_map(|sp| (0..nk).map(move |k| (sp, k)))
-            .filter(|&(sp, k)| par.owns(sp, k))
-            .count(),
+        owned_blocks: par.owned_blocks(s.model.nspin(), nk).count(),
     }
 }
 
