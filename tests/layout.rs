@@ -94,15 +94,15 @@ fn si2_lda_gth_any_layout() {
 
 #[test]
 fn al1_lda_gth_smearing_any_layout() {
-    check_layouts("al1_lda_gth", &[2, 3, 4]);
+    check_layouts("al1_lda_gth", &[1, 2, 3, 4]);
 }
 
 #[test]
 fn h1_lsda_spin_channels_on_groups() {
-    check_layouts("h1_lsda_gth_box", &[2, 3, 4]);
+    check_layouts("h1_lsda_gth_box", &[1, 2, 3, 4]);
 }
 
 #[test]
 fn si8_displaced_forces_and_stress_any_layout() {
-    check_layouts("si8_lda_gth_displaced", &[2, 3, 4]);
+    check_layouts("si8_lda_gth_displaced", &[1, 2, 3, 4]);
 }
