@@ -76,7 +76,9 @@ fn run(world: Arc<dyn Communicator>) -> Option<(f64, Vec<[f64; 3]>)> {
     let order = Default::default();
     let par = Parallel::over_kpoints(world.clone(), groups, order, &basis, 1, 4, sum)
         .expect("a valid layout");
-    basis.parallel = Arc::new(par);
+    basis
+        .distribute(&model.crystal, par, 1, &Default::default())
+        .expect("transform plans");
     let r = scf::run(&model, &basis, &params, |_| {}).expect("the SCF runs");
     let f = forces::compute(&model, &basis, &r);
     (world.rank() == 0).then(|| (r.energies.total(), f.total))

@@ -1,8 +1,9 @@
-//! Results never depend on the layout: the same inputs run in one process and on 1, 2, 3 and 4
-//! in-process (`Threads`) ranks, with every k-point-group count the rank count allows, give the
-//! same energies (1e-8 Ha per cell), eigenvalues (1e-8 Ha), forces (1e-7 Ha/bohr), stress
-//! (1e-9 Ha/bohr^3) and magnetisation — spin channels on different groups, smearing, and
-//! groups whose ranks share one block set (more ranks than blocks) included.
+//! Results never depend on the layout: the same inputs run in one process and on 1 to 4 (some
+//! cases up to 8) in-process (`Threads`) ranks, with every k-point-group count the rank count
+//! allows (the other ranks of a group form its G-vector group), give the same energies (1e-8 Ha
+//! per cell), eigenvalues (1e-8 Ha), forces (1e-7 Ha/bohr), stress (1e-9 Ha/bohr^3) and
+//! magnetisation — spin channels on different groups, smearing, pure G-vector layouts of the
+//! Γ-point real path (GGA, core correction, spin, smearing) and mixed k × G layouts included.
 
 use planewave::comm::{Communicator, Solo, Threads};
 use planewave::core::{forces, input, scf, setup, stress};
@@ -21,8 +22,15 @@ struct Numbers {
 }
 
 fn run_on(case: &str, world: Arc<dyn Communicator>, kpoint_groups: Option<usize>) -> Numbers {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/qe/{case}/pw.in"));
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    // Cases made for the layout tests (Γ-point runs) sit in tests/data/layout, the others are
+    // the reference cases.
+    let own = data.join(format!("layout/{case}.toml"));
+    let path = if own.exists() {
+        own
+    } else {
+        data.join(format!("qe/{case}/pw.in"))
+    };
     let mut spec = input::load(&path).unwrap_or_else(|e| panic!("{e}"));
     spec.parallel.kpoint_groups = kpoint_groups;
     let s = setup::build_on(spec, world).unwrap_or_else(|e| panic!("{e}"));
@@ -105,4 +113,14 @@ fn h1_lsda_spin_channels_on_groups() {
 #[test]
 fn si8_displaced_forces_and_stress_any_layout() {
     check_layouts("si8_lda_gth_displaced", &[1, 2, 3, 4]);
+}
+
+#[test]
+fn si8_gamma_real_gga_core_correction_on_gvector_groups() {
+    check_layouts("si8_pbe_nlcc_gamma", &[2, 3, 4, 8]);
+}
+
+#[test]
+fn o2_gamma_real_spin_smearing_on_gvector_groups() {
+    check_layouts("o2_pbe_spin_smearing_gamma", &[2, 4]);
 }

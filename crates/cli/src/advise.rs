@@ -10,9 +10,10 @@
 //!   `A_GRID · nspin · N log2 N`;
 //! - the sum over k-point groups: `LATENCY · log2(kg)` plus `BYTE · 8 N nspin` per iteration.
 //!
-//! Threads divide the computing terms with an efficiency of `THREAD_EFF` per doubling. Ranks
-//! of a k-point group beyond the first repeat its work (G-vector groups are not distributed
-//! yet), so they add nothing but memory.
+//! Threads divide the computing terms with an efficiency of `THREAD_EFF` per doubling. The
+//! ranks of a k-point group form its G-vector group: they divide the block work with an
+//! efficiency of `GVECTOR_EFF` per doubling (transposes and sums over G), while the grid work
+//! stays whole on every rank.
 //!
 //! Calibration (2-core AMD EPYC, AVX2, idle): the mean SCF iteration (`t_iter` of the report)
 //! of si2_lda_gth, al1_lda_gth, si8_lda_gth_displaced and h1_lsda_gth_box at 1 rank × 1 thread
@@ -38,6 +39,8 @@ const LATENCY: f64 = 1.0e-4;
 const BYTE: f64 = 2.0e-9;
 /// Fraction of linear speed-up kept per doubling of the threads.
 const THREAD_EFF: f64 = 0.8;
+/// Fraction of linear speed-up kept per doubling of the ranks of a G-vector group.
+const GVECTOR_EFF: f64 = 0.85;
 
 /// One candidate layout with its prediction.
 struct Candidate {
@@ -48,9 +51,10 @@ struct Candidate {
     memory: f64,
 }
 
-fn thread_speedup(threads: usize) -> f64 {
-    let t = threads.max(1) as f64;
-    t * THREAD_EFF.powf(t.log2())
+/// Speed-up of `n` workers keeping `eff` of linear speed-up per doubling.
+fn speedup(n: usize, eff: f64) -> f64 {
+    let t = n.max(1) as f64;
+    t * eff.powf(t.log2())
 }
 
 fn predict(s: &Setup, ranks: usize, kg: usize, threads: usize) -> Candidate {
@@ -60,7 +64,7 @@ fn predict(s: &Setup, ranks: usize, kg: usize, threads: usize) -> Candidate {
     let nspin = s.model.nspin();
     let costs: Vec<f64> = (0..nspin)
         .flat_map(|_| s.basis.kpoints.iter())
-        .map(|k| nb * (A_BAND + A_FFT * nlogn) + A_DENSE * k.dim() as f64 * nb * nb)
+        .map(|k| nb * (A_BAND + A_FFT * nlogn) + A_DENSE * k.global_dim() as f64 * nb * nb)
         .collect();
     let owner = deal_by_cost(&costs, kg);
     let group = |g: usize| owner.iter().zip(&costs).filter(move |(o, _)| **o == g);
@@ -73,12 +77,14 @@ fn predict(s: &Setup, ranks: usize, kg: usize, threads: usize) -> Candidate {
     } else {
         0.0
     };
+    let g = ranks / kg;
+    let blocks = slowest / speedup(g, GVECTOR_EFF);
     Candidate {
         kpoint_groups: kg,
-        gvector_ranks: ranks / kg,
-        seconds: (slowest + grid) / thread_speedup(threads) + sum,
+        gvector_ranks: g,
+        seconds: (blocks + grid) / speedup(threads, THREAD_EFF) + sum,
         slowest_blocks,
-        memory: memory_per_rank(&s.model, s.basis.ecut, slowest_blocks, s.params.nbands),
+        memory: memory_per_rank(&s.model, s.basis.ecut, slowest_blocks, s.params.nbands, g),
     }
 }
 
@@ -130,14 +136,13 @@ pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
     if let Some(best) = cands.first() {
         let _ = writeln!(
             out,
-            "why: {} k-point group(s) leave the slowest group {} of the {blocks} blocks; k-point groups cost one density sum per iteration and nothing else, so the most groups that divide the ranks win.{}",
+            "why: {} k-point group(s) leave the slowest group {} of the {blocks} blocks; k-point groups cost one density sum per iteration, G-vector groups transposes and sums inside every band block, so k-point groups come first.{}",
             best.kpoint_groups,
             best.slowest_blocks,
             if best.gvector_ranks > 1 {
                 format!(
-                    " The other {} rank(s) of each group only repeat its work (G-vector groups are not distributed yet): {} ranks would do as well.",
-                    best.gvector_ranks - 1,
-                    best.kpoint_groups
+                    " Each group's {} ranks share its plane waves (G-vector group); the density grid work stays on every rank.",
+                    best.gvector_ranks
                 )
             } else {
                 String::new()

@@ -67,7 +67,7 @@ pub fn setup(s: &Setup) {
         b.kpoints.len(),
         s.nk_full
     );
-    let npw: Vec<usize> = b.kpoints.iter().map(|k| k.npw()).collect();
+    let npw: Vec<usize> = b.kpoints.iter().map(|k| k.npw_global()).collect();
     println!(
         "ecut {} Ha ({} Ry)  FFT grid {}x{}x{}  plane waves per k: {}..{}  density G-vectors {}",
         b.ecut,

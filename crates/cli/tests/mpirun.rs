@@ -1,5 +1,6 @@
 //! `planewave` under `mpirun` (built only with the `mpi` feature; `.ci/run` runs it):
-//! results on 2 and 4 MPI ranks equal the serial ones (a spin case and a k-point case), one
+//! results on 2 and 4 MPI ranks equal the serial ones (a spin case, a k-point case, k-point
+//! groups x G-vector groups, and pure G-vector groups on the Γ-point real path), one
 //! message and exit code 2 for a bad input, for an error on one rank only and for a panic on
 //! one rank only, and never a hang.
 #![cfg(feature = "mpi")]
@@ -11,11 +12,15 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_planewave");
 
+/// A reference case's input, or one made for the layout tests (tests/data/layout).
 fn case(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data/qe")
-        .join(name)
-        .join("pw.in")
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
+    let own = data.join("layout").join(format!("{name}.toml"));
+    if own.exists() {
+        own
+    } else {
+        data.join("qe").join(name).join("pw.in")
+    }
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -82,17 +87,20 @@ fn numbers(v: &Value, key: &str) -> Vec<f64> {
 }
 
 fn same_results(name: &str, np: usize) {
-    let dir = scratch(&format!("{name}-{np}"));
+    same_results_with(name, np, &[]);
+}
+
+/// As [`same_results`], with extra `planewave run` options for the MPI run.
+fn same_results_with(name: &str, np: usize, options: &[&str]) {
+    let dir = scratch(&format!("{name}-{np}-{}", options.join("")));
     let input = case(name);
     let input = input.to_str().unwrap();
     let (s_json, p_json) = (dir.join("serial.json"), dir.join("mpi.json"));
     let s = serial(&["run", input, "-q", "--json", s_json.to_str().unwrap()]);
     assert!(s.status.success(), "serial run: {s:?}");
-    let p = mpirun(
-        np,
-        &["run", input, "-q", "--json", p_json.to_str().unwrap()],
-        &[],
-    );
+    let mut args = vec!["run", input, "-q", "--json", p_json.to_str().unwrap()];
+    args.extend_from_slice(options);
+    let p = mpirun(np, &args, &[]);
     assert!(p.status.success(), "mpirun -np {np}: {p:?}");
     let (a, b) = (json(&s_json), json(&p_json));
     assert_eq!(b["parallel"]["ranks"], np, "{name}: ran on {np} MPI ranks");
@@ -101,6 +109,7 @@ fn same_results(name: &str, np: usize) {
         ("total_energy_ha", 1e-8),
         ("eigenvalues_ha", 1e-8),
         ("forces_ha_per_bohr", 1e-7),
+        ("stress_ha_per_bohr3", 1e-9),
         ("total_magnetization", 1e-8),
     ] {
         let (x, y) = (numbers(&a, key), numbers(&b, key));
@@ -125,6 +134,19 @@ fn spin_case_on_2_and_4_ranks_matches_serial() {
 fn kpoint_case_on_2_and_4_ranks_matches_serial() {
     same_results("si2_lda_gth", 2);
     same_results("si2_lda_gth", 4);
+}
+
+#[test]
+fn gamma_point_on_gvector_groups_of_2_and_4_ranks_matches_serial() {
+    same_results("si8_pbe_nlcc_gamma", 2);
+    same_results("si8_pbe_nlcc_gamma", 4);
+}
+
+#[test]
+fn kpoint_groups_times_gvector_groups_match_serial() {
+    // 2 k-point groups of 2 G-vector ranks; spin channels on 2 groups of 2 G-vector ranks.
+    same_results_with("si8_lda_gth_displaced", 4, &["--kpoint-groups", "2"]);
+    same_results_with("o2_pbe_spin_smearing_gamma", 4, &["--kpoint-groups", "2"]);
 }
 
 /// Exit code 2 and exactly one line starting with `error` in the output.

@@ -4,6 +4,10 @@
 //! Γ-point real path: a band is the real vector [c(0), sqrt2 Re c(G), sqrt2 Im c(G), ...] over half
 //! the sphere, see [`crate::basis`]). The real path puts TWO bands into one complex FFT,
 //! psi_a(r) + i psi_b(r), and separates them again with the +-G symmetry, halving FFT work.
+//!
+//! A k-point whose plane waves are dealt over a G-vector group (`kpt.dist`) goes through the
+//! distributed transform ([`crate::gvectors::KDist`]) with the whole band block at once; the
+//! serial path transforms bands on rayon threads with sphere-restricted FFTs.
 
 use crate::basis::Kpoint;
 use num_complex::Complex64;
@@ -37,23 +41,57 @@ fn per_thread(items: usize) -> usize {
     items.div_ceil(rayon::current_num_threads()).max(1)
 }
 
-/// An `n × nb` block whose column `b` holds `entry(i, next)` for i = 0..n, with `next` drawing
-/// from the random stream `(seed, b)`.
+/// A `rows × nb` random block: row `i` of column `b` is `make(draws, kinetic[i])`, where
+/// `draws` are the `per_row` numbers of the row's global index `global[i]` in the stream
+/// `(seed, b)` (drawn in global row order), so a band's start does not depend on the layout.
 fn random_columns<T: Scalar>(
-    n: usize,
+    global: &[usize],
+    n_global: usize,
+    kinetic: &[f64],
     nb: usize,
     seed: u64,
-    entry: impl Fn(usize, &mut dyn FnMut() -> f64) -> T,
+    per_row: usize,
+    make: impl Fn(&[f64], f64) -> T,
 ) -> Mat<T> {
-    let mut m = Mat::zeros(n, nb);
+    let mut m = Mat::zeros(global.len(), nb);
+    let mut draws = vec![0.0; n_global * per_row];
     for b in 0..nb {
         let mut rng = crate::rng::stream(seed, &[b as u64]);
-        let mut next = || rng.next_centered();
-        for (i, x) in col_mut(m.as_mut().subcols_mut(b, 1)).iter_mut().enumerate() {
-            *x = entry(i, &mut next);
+        draws.iter_mut().for_each(|x| *x = rng.next_centered());
+        let col = col_mut(m.as_mut().subcols_mut(b, 1));
+        for ((x, &g), &t) in col.iter_mut().zip(global).zip(kinetic) {
+            *x = make(&draws[g * per_row..(g + 1) * per_row], t);
         }
     }
     m
+}
+
+/// Global row of each local row of a band block (rows are plane waves for complex bands,
+/// components for Γ-real ones), and the number of global rows.
+fn global_rows(kpt: &Kpoint) -> (Vec<usize>, usize) {
+    let Some(d) = &kpt.dist else {
+        let n = if kpt.is_gamma_real() {
+            kpt.dim()
+        } else {
+            kpt.npw()
+        };
+        return ((0..n).collect(), n);
+    };
+    let pw = d.local_plane_waves();
+    if !kpt.is_gamma_real() {
+        return (pw.to_vec(), d.npw_global());
+    }
+    let rows = pw
+        .iter()
+        .flat_map(|&h| {
+            if h == 0 {
+                vec![0]
+            } else {
+                vec![2 * h - 1, 2 * h]
+            }
+        })
+        .collect();
+    (rows, kpt.global_dim())
 }
 
 fn zeros(n: usize) -> Vec<Complex64> {
@@ -81,10 +119,27 @@ impl BandScalar for Complex64 {
         fft: &Fft3d,
         veff: &[f64],
         psi: MatRef<'_, Self>,
-        out: MatMut<'_, Self>,
+        mut out: MatMut<'_, Self>,
     ) {
         let n = fft.grid().len();
         let scale = 1.0 / n as f64;
+        if let Some(d) = &kpt.dist {
+            // Local coefficients are the local plane waves, in order.
+            let nb = psi.ncols();
+            let mut fields = Vec::with_capacity(nb * d.n_coeffs());
+            for j in 0..nb {
+                fields.extend_from_slice(column(psi, j));
+            }
+            d.apply_potential(&mut fields, nb, &d.local_values(veff), scale);
+            for (j, f) in fields.chunks(d.n_coeffs().max(1)).enumerate().take(nb) {
+                let res = col_mut(out.as_mut().subcols_mut(j, 1));
+                for (((r, v), c), t) in res.iter_mut().zip(f).zip(column(psi, j)).zip(&kpt.kinetic)
+                {
+                    *r = v + c * t;
+                }
+            }
+            return;
+        }
         // Each thread writes its bands' results straight into their output columns.
         let per_thread = per_thread(psi.ncols());
         out.par_col_iter_mut()
@@ -117,6 +172,15 @@ impl BandScalar for Complex64 {
         let bands: Vec<usize> = (0..psi.ncols())
             .filter(|&b| weights[b].abs() > 1e-16)
             .collect();
+        if let Some(d) = &kpt.dist {
+            let mut fields = Vec::with_capacity(bands.len() * d.n_coeffs());
+            for &b in &bands {
+                fields.extend_from_slice(psi.col_as_slice(b));
+            }
+            let w: Vec<(f64, f64)> = bands.iter().map(|&b| (weights[b], weights[b])).collect();
+            d.add_density(&mut fields, &w, acc);
+            return;
+        }
         sum_over_grid(&bands, fft.grid().len(), acc, |&b, grid, sum| {
             kpt.sticks.clear_lines(grid);
             kpt.map.place(psi.col_as_slice(b), grid);
@@ -132,9 +196,10 @@ impl BandScalar for Complex64 {
     }
 
     fn random(kpt: &Kpoint, nb: usize, seed: u64) -> Mat<Self> {
-        random_columns(kpt.npw(), nb, seed, |i, next| {
-            let d = 1.0 / (1.0 + kpt.kinetic[i]);
-            Complex64::new(next() * d, next() * d)
+        let (rows, n) = global_rows(kpt);
+        random_columns(&rows, n, &kpt.kinetic, nb, seed, 2, |x, t| {
+            let d = 1.0 / (1.0 + t);
+            Complex64::new(x[0] * d, x[1] * d)
         })
     }
 }
@@ -171,13 +236,15 @@ fn add_vec(mut a: Vec<f64>, b: Vec<f64>) -> Vec<f64> {
     a
 }
 
-/// Complex coefficient of half-sphere entry `h` of a real band vector.
+/// Complex coefficient of local half-sphere entry `h` of a real band vector (`g0`: entry 0 is
+/// G = 0, stored as one real component).
 #[inline]
-fn coeff(x: &[f64], h: usize) -> Complex64 {
-    if h == 0 {
+fn coeff(x: &[f64], h: usize, g0: bool) -> Complex64 {
+    if g0 && h == 0 {
         Complex64::new(x[0], 0.0)
     } else {
-        Complex64::new(x[2 * h - 1], x[2 * h]) / SQRT_2
+        let i = 2 * h - usize::from(g0);
+        Complex64::new(x[i], x[i + 1]) / SQRT_2
     }
 }
 
@@ -185,23 +252,92 @@ fn coeff(x: &[f64], h: usize) -> Complex64 {
 fn scatter_pair(kpt: &Kpoint, a: &[f64], b: Option<&[f64]>, grid: &mut [Complex64]) {
     let neg = kpt.map_neg.as_ref().expect("Γ-real k-point");
     kpt.sticks.clear_lines(grid);
+    let slots = kpt.map.indices().iter().zip(neg.indices());
+    place_pair(a, b, true, slots.map(|(&p, &m)| (p, m)), grid);
+}
+
+/// Write psi_a + i psi_b into `out` at the (G, -G) slots of each half-sphere entry (for G = 0
+/// both slots are one, and the value with G wins).
+fn place_pair(
+    a: &[f64],
+    b: Option<&[f64]>,
+    g0: bool,
+    slots: impl Iterator<Item = (usize, usize)>,
+    out: &mut [Complex64],
+) {
     let i = Complex64::new(0.0, 1.0);
-    for (h, (&ip, &im)) in kpt.map.indices().iter().zip(neg.indices()).enumerate() {
-        let za = coeff(a, h);
-        let zb = b.map_or(Complex64::new(0.0, 0.0), |b| coeff(b, h));
-        grid[im] = za.conj() + i * zb.conj();
-        grid[ip] = za + i * zb;
+    for (h, (ip, im)) in slots.enumerate() {
+        let za = coeff(a, h, g0);
+        let zb = b.map_or(Complex64::new(0.0, 0.0), |b| coeff(b, h, g0));
+        out[im] = za.conj() + i * zb.conj();
+        out[ip] = za + i * zb;
     }
 }
 
-/// Write the real band vector of a field whose plane-wave coefficient at half-sphere entry h is z(h).
+/// Bands a and b (b optional) from the transform `f` of psi_a + i psi_b, read at the (G, -G)
+/// slots of each half-sphere entry: a(G) = (f(G) + f(-G)*)/2, b(G) = (f(G) - f(-G)*)/(2i).
+fn separate_pair(
+    f: &[Complex64],
+    scale: f64,
+    g0: bool,
+    slots: impl Iterator<Item = (usize, usize)>,
+    ra: &mut [f64],
+    mut rb: Option<&mut [f64]>,
+) {
+    let half_i = Complex64::new(0.0, -0.5);
+    for (h, (ip, im)) in slots.enumerate() {
+        let fp = f[ip] * scale;
+        let fm = f[im].conj() * scale;
+        store(ra, h, 0.5 * (fp + fm), g0);
+        if let Some(rb) = rb.as_deref_mut() {
+            store(rb, h, half_i * (fp - fm), g0);
+        }
+    }
+}
+
+/// Write the real band vector of a field whose plane-wave coefficient at local half-sphere entry
+/// h is z(h) (`g0` as in [`coeff`]).
 #[inline]
-fn store(out: &mut [f64], h: usize, z: Complex64) {
-    if h == 0 {
+fn store(out: &mut [f64], h: usize, z: Complex64, g0: bool) {
+    if g0 && h == 0 {
         out[0] = z.re;
     } else {
-        out[2 * h - 1] = SQRT_2 * z.re;
-        out[2 * h] = SQRT_2 * z.im;
+        let i = 2 * h - usize::from(g0);
+        out[i] = SQRT_2 * z.re;
+        out[i + 1] = SQRT_2 * z.im;
+    }
+}
+
+/// Γ-real bands on a distributed k-point: `(T + V) psi` into `out`, two bands per field.
+fn apply_local_real_dist(
+    kpt: &Kpoint,
+    d: &crate::gvectors::KDist,
+    veff: &[f64],
+    scale: f64,
+    psi: MatRef<'_, f64>,
+    mut out: MatMut<'_, f64>,
+) {
+    let (nb, ng) = (psi.ncols(), d.n_coeffs());
+    let nf = nb.div_ceil(2);
+    let g0 = kpt.holds_g0();
+    let mut fields = vec![Complex64::new(0.0, 0.0); nf * ng];
+    for (p, f) in fields.chunks_mut(ng.max(1)).enumerate().take(nf) {
+        let b = (2 * p + 1 < nb).then(|| column(psi, 2 * p + 1));
+        place_pair(column(psi, 2 * p), b, g0, d.mirror_positions(), f);
+    }
+    d.apply_potential(&mut fields, nf, &d.local_values(veff), scale);
+    for (p, f) in fields.chunks(ng.max(1)).enumerate().take(nf) {
+        let pair = out.as_mut().subcols_mut(2 * p, (nb - 2 * p).min(2));
+        let (ca, cb) = pair.split_at_col_mut(1);
+        let ra = col_mut(ca);
+        let rb = (cb.ncols() == 1).then(|| col_mut(cb));
+        separate_pair(f, 1.0, g0, d.mirror_positions(), ra, rb);
+    }
+    for j in 0..nb {
+        let r = col_mut(out.as_mut().subcols_mut(j, 1));
+        for ((r, x), t) in r.iter_mut().zip(column(psi, j)).zip(&kpt.kinetic) {
+            *r += x * t;
+        }
     }
 }
 
@@ -215,6 +351,9 @@ impl BandScalar for f64 {
     ) {
         let n = fft.grid().len();
         let scale = 1.0 / n as f64;
+        if let Some(d) = &kpt.dist {
+            return apply_local_real_dist(kpt, d, veff, scale, psi, out);
+        }
         let nb = psi.ncols();
         let neg = kpt.map_neg.as_ref().expect("Γ-real k-point");
         // One task per pair of bands; it writes both output columns directly.
@@ -236,15 +375,9 @@ impl BandScalar for f64 {
                     let (ca, cb) = pair.split_at_col_mut(1);
                     let ra = col_mut(ca);
                     let mut rb = (cb.ncols() == 1).then(|| col_mut(cb));
-                    let half_i = Complex64::new(0.0, -0.5);
-                    for (h, (&ip, &im)) in kpt.map.indices().iter().zip(neg.indices()).enumerate() {
-                        let fp = grid[ip] * scale;
-                        let fm = grid[im].conj() * scale;
-                        store(ra, h, 0.5 * (fp + fm));
-                        if let Some(rb) = rb.as_deref_mut() {
-                            store(rb, h, half_i * (fp - fm));
-                        }
-                    }
+                    let slots = kpt.map.indices().iter().zip(neg.indices());
+                    let slots = slots.map(|(&p, &m)| (p, m));
+                    separate_pair(grid, scale, true, slots, ra, rb.as_deref_mut());
                     for ((r, x), t) in ra.iter_mut().zip(a).zip(&kpt.kinetic) {
                         *r += x * t;
                     }
@@ -263,6 +396,21 @@ impl BandScalar for f64 {
             .collect();
         let pairs: Vec<(usize, Option<usize>)> =
             bands.chunks(2).map(|c| (c[0], c.get(1).copied())).collect();
+        if let Some(d) = &kpt.dist {
+            let ng = d.n_coeffs();
+            let g0 = kpt.holds_g0();
+            let mut fields = vec![Complex64::new(0.0, 0.0); pairs.len() * ng];
+            for (&(a, b), f) in pairs.iter().zip(fields.chunks_mut(ng.max(1))) {
+                let b = b.map(|b| psi.col_as_slice(b));
+                place_pair(psi.col_as_slice(a), b, g0, d.mirror_positions(), f);
+            }
+            let w: Vec<(f64, f64)> = pairs
+                .iter()
+                .map(|&(a, b)| (weights[a], b.map_or(0.0, |b| weights[b])))
+                .collect();
+            d.add_density(&mut fields, &w, acc);
+            return;
+        }
         sum_over_grid(&pairs, fft.grid().len(), acc, |&(a, b), grid, sum| {
             scatter_pair(
                 kpt,
@@ -280,10 +428,11 @@ impl BandScalar for f64 {
 
     fn from_plane_waves(kpt: &Kpoint, p: &Mat<Complex64>) -> Mat<Self> {
         let mut out = Mat::<f64>::zeros(kpt.dim(), p.ncols());
+        let g0 = kpt.holds_g0();
         for j in 0..p.ncols() {
             let mut col = vec![0.0; kpt.dim()];
             for h in 0..kpt.npw() {
-                store(&mut col, h, p[(h, j)]);
+                store(&mut col, h, p[(h, j)], g0);
             }
             for (i, v) in col.into_iter().enumerate() {
                 out[(i, j)] = v;
@@ -293,8 +442,7 @@ impl BandScalar for f64 {
     }
 
     fn random(kpt: &Kpoint, nb: usize, seed: u64) -> Mat<Self> {
-        random_columns(kpt.dim(), nb, seed, |i, next| {
-            next() / (1.0 + kpt.kinetic[i])
-        })
+        let (rows, n) = global_rows(kpt);
+        random_columns(&rows, n, &kpt.kinetic, nb, seed, 1, |x, t| x[0] / (1.0 + t))
     }
 }

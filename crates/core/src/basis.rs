@@ -5,19 +5,24 @@
 //! Wavefunctions at k hold the G with |k+G|^2/2 <= ecut; densities and potentials hold the G with
 //! |G|^2/2 <= 4 ecut ("the density sphere"), and the FFT grid is the smallest with factors 2,3,5,7
 //! that holds every difference of two wavefunction G-vectors without aliasing.
-//! Every rank holds the G-vectors of every k-point (the k-point list is small); a rank computes
-//! only the blocks [`Parallel::owns`]. With one rank every G-vector is local; the G-distributed
-//! layout keeps this API.
+//! A rank computes only the blocks [`Parallel::owns`]. With a G-vector group of more than one
+//! rank ([`Basis::distribute_gvectors`]), each k-point the rank computes holds only its local
+//! plane waves (those on its sticks, see [`crate::gvectors`]) and `Kpoint::dist` says how they
+//! sit in the whole sphere; every per-G field of the [`Kpoint`] is then local. Other k-points and
+//! the density sphere stay whole.
 //!
 //! Γ-point real wavefunctions (`gamma_real`): only half of the sphere is stored (G = 0 first, then
 //! one G of each +-G pair), since c(-G) = c(G)*. A band is then a REAL vector of length 2 n - 1:
 //! [c(0), sqrt2 Re c(G_1), sqrt2 Im c(G_1), ...], whose Euclidean inner product equals the
-//! plane-wave one; see [`Kpoint::dim`].
+//! plane-wave one; see [`Kpoint::dim`]. On a rank of a G-vector group without G = 0 the local
+//! vector is [sqrt2 Re c(G_h), sqrt2 Im c(G_h), ...] over its local plane waves.
 
 use crate::crystal::{dot, norm, Crystal};
+use crate::gvectors::KDist;
 use crate::model::Model;
 use crate::parallel::Parallel;
-use planewave_fft::{good_fft_size, Fft3d, FftGrid, SphereMap, Sticks};
+use planewave_comm::{Communicator, Element};
+use planewave_fft::{good_fft_size, DistFftOptions, Fft3d, FftGrid, SphereMap, Sticks};
 use std::f64::consts::PI;
 use std::sync::Arc;
 
@@ -43,6 +48,8 @@ pub struct Kpoint {
     pub map_neg: Option<SphereMap>,
     /// The z-lines and planes a band occupies on the grid (for sphere-restricted FFTs).
     pub sticks: Sticks,
+    /// The plane waves' deal over a G-vector group (None: every plane wave is local).
+    pub dist: Option<KDist>,
 }
 
 impl Kpoint {
@@ -56,25 +63,99 @@ impl Kpoint {
         self.map_neg.is_some()
     }
 
+    /// Number of plane waves of the whole sphere (the stored half for Γ-real), over all ranks.
+    pub fn npw_global(&self) -> usize {
+        self.dist.as_ref().map_or(self.npw(), KDist::npw_global)
+    }
+
+    /// Whether G = 0 is a local plane wave (the first one).
+    pub fn holds_g0(&self) -> bool {
+        self.dist.as_ref().is_none_or(KDist::holds_g0)
+    }
+
     /// The plane wave (index into `millers`/`kpg`) that band-vector component `i` belongs to.
     /// In the Γ-real layout component 0 is G = 0 and components 2h-1, 2h are sqrt2 (Re, Im) of
-    /// the coefficient of half-sphere entry h, so that sum_i x_i^2 f(G(i)) is the full-sphere sum
-    /// of |c(G)|^2 f(G) for any f even in G.
+    /// the coefficient of half-sphere entry h (2h, 2h+1 on a rank without G = 0), so that
+    /// sum_i x_i^2 f(G(i)) is the full-sphere sum of |c(G)|^2 f(G) for any f even in G.
     pub fn plane_wave_of_component(&self, i: usize) -> usize {
         if self.is_gamma_real() {
-            i.div_ceil(2)
+            (i + usize::from(self.holds_g0())) / 2
         } else {
             i
         }
     }
 
-    /// Length of a band vector: npw (complex) or 2 npw - 1 (Γ real).
+    /// Length of a local band vector: npw (complex) or 2 npw - 1 (Γ real; 2 npw on a rank
+    /// without G = 0).
     pub fn dim(&self) -> usize {
         if self.is_gamma_real() {
-            2 * self.npw() - 1
+            2 * self.npw() - usize::from(self.holds_g0())
         } else {
             self.npw()
         }
+    }
+
+    /// Length of a whole band vector (over all ranks of the G-vector group).
+    pub fn global_dim(&self) -> usize {
+        match (&self.dist, self.is_gamma_real()) {
+            (None, _) => self.dim(),
+            (Some(d), true) => 2 * d.npw_global() - 1,
+            (Some(d), false) => d.npw_global(),
+        }
+    }
+
+    /// Complete a sum over band-vector components: this rank's partial sums become the sum
+    /// over the whole sphere on every rank of the G-vector group (nothing to do when every
+    /// plane wave is local). Collective on the group.
+    pub fn sum_over_g<E: Element>(&self, data: &mut [E]) {
+        if let Some(d) = &self.dist {
+            d.sum(data);
+        }
+    }
+}
+
+/// A k-point from its plane waves `pw` (Miller index, Cartesian k+G; for `gamma_real` the
+/// stored half with G = 0 first, or this rank's share of it under `dist`).
+fn make_kpoint(
+    crystal: &Crystal,
+    grid: FftGrid,
+    (frac, weight): ([f64; 3], f64),
+    pw: &[([i32; 3], [f64; 3])],
+    gamma_real: bool,
+    dist: Option<KDist>,
+) -> Kpoint {
+    let millers: Vec<[i32; 3]> = pw.iter().map(|p| p.0).collect();
+    let kpg: Vec<[f64; 3]> = pw.iter().map(|p| p.1).collect();
+    let per_g = kpg.iter().map(|g| 0.5 * dot(g, g));
+    let g0 = dist.as_ref().is_none_or(KDist::holds_g0);
+    let kinetic: Vec<f64> = if gamma_real {
+        // c(0) is one real component; every other G gives a (Re, Im) pair.
+        per_g
+            .enumerate()
+            .flat_map(|(i, t)| std::iter::repeat_n(t, if g0 && i == 0 { 1 } else { 2 }))
+            .collect()
+    } else {
+        per_g.collect()
+    };
+    let map = SphereMap::new(grid, &millers);
+    let neg: Vec<[i32; 3]> = millers.iter().map(|m| [-m[0], -m[1], -m[2]]).collect();
+    let map_neg = gamma_real.then(|| SphereMap::new(grid, &neg));
+    let sticks = if gamma_real {
+        Sticks::new(grid, &[millers.as_slice(), neg.as_slice()].concat())
+    } else {
+        Sticks::new(grid, &millers)
+    };
+    Kpoint {
+        frac,
+        cart: crystal.recip_to_cartesian(&frac),
+        weight,
+        millers,
+        kpg,
+        kinetic,
+        map,
+        map_neg,
+        sticks,
+        dist,
     }
 }
 
@@ -226,37 +307,7 @@ impl Basis {
                     let g0 = pw.remove(zero);
                     pw.insert(0, g0);
                 }
-                let millers: Vec<[i32; 3]> = pw.iter().map(|p| p.0).collect();
-                let kpg: Vec<[f64; 3]> = pw.iter().map(|p| p.1).collect();
-                let per_g = kpg.iter().map(|g| 0.5 * dot(g, g));
-                let kinetic: Vec<f64> = if gamma_real {
-                    // c(0) is one real component; every other G gives a (Re, Im) pair.
-                    per_g
-                        .enumerate()
-                        .flat_map(|(i, t)| std::iter::repeat_n(t, if i == 0 { 1 } else { 2 }))
-                        .collect()
-                } else {
-                    per_g.collect()
-                };
-                let map = SphereMap::new(grid, &millers);
-                let neg: Vec<[i32; 3]> = millers.iter().map(|m| [-m[0], -m[1], -m[2]]).collect();
-                let map_neg = gamma_real.then(|| SphereMap::new(grid, &neg));
-                let sticks = if gamma_real {
-                    Sticks::new(grid, &[millers.as_slice(), neg.as_slice()].concat())
-                } else {
-                    Sticks::new(grid, &millers)
-                };
-                Kpoint {
-                    frac,
-                    cart: crystal.recip_to_cartesian(&frac),
-                    weight,
-                    millers,
-                    kpg,
-                    kinetic,
-                    map,
-                    map_neg,
-                    sticks,
-                }
+                make_kpoint(crystal, grid, (frac, weight), &pw, gamma_real, None)
             })
             .collect();
         let rho = sphere(crystal, [0.0; 3], (8.0 * ecut).sqrt());
@@ -279,6 +330,65 @@ impl Basis {
             parallel: Arc::new(Parallel::solo()),
             volume: crystal.volume,
         }
+    }
+
+    /// Run on the layout `par`: set it as [`Basis::parallel`] and deal the plane waves of the
+    /// k-points this rank's group computes over its G-vector group
+    /// ([`Basis::distribute_gvectors`]). Collective on `par`'s world.
+    pub fn distribute(
+        &mut self,
+        crystal: &Crystal,
+        mut par: Parallel,
+        nspin: usize,
+        options: &DistFftOptions,
+    ) -> Result<(), String> {
+        let group = par.topology().gvector.clone();
+        if group.size() > 1 {
+            par.set_alltoallv(options.alltoallv);
+        }
+        let owned: Vec<bool> = (0..self.kpoints.len())
+            .map(|k| par.owns_kpoint(nspin, k))
+            .collect();
+        self.parallel = Arc::new(par);
+        self.distribute_gvectors(crystal, group, options, |k| owned[k])
+    }
+
+    /// True when some k-point's plane waves are dealt over a G-vector group (sums over plane
+    /// waves or grid points of band data then need a sum over the group).
+    pub fn gvectors_distributed(&self) -> bool {
+        self.kpoints.iter().any(|k| k.dist.is_some())
+    }
+
+    /// Deal the plane waves of every k-point `k` with `which(k)` over the G-vector group
+    /// `comm` (collective on it; every rank of the group passes the same `which`): those
+    /// k-points keep only this rank's plane waves. `options` choose the transform's
+    /// decomposition and all-to-all-v algorithm. Nothing changes on a group of one rank.
+    pub fn distribute_gvectors(
+        &mut self,
+        crystal: &Crystal,
+        comm: Arc<dyn Communicator>,
+        options: &DistFftOptions,
+        which: impl Fn(usize) -> bool,
+    ) -> Result<(), String> {
+        if comm.size() == 1 {
+            return Ok(());
+        }
+        for k in 0..self.kpoints.len() {
+            let kpt = &self.kpoints[k];
+            if !which(k) || kpt.dist.is_some() {
+                continue;
+            }
+            let gamma_real = kpt.is_gamma_real();
+            let dist = KDist::new(comm.clone(), self.grid, &kpt.millers, gamma_real, options)?;
+            let pw: Vec<([i32; 3], [f64; 3])> = dist
+                .local_plane_waves()
+                .iter()
+                .map(|&i| (kpt.millers[i], kpt.kpg[i]))
+                .collect();
+            let point = (kpt.frac, kpt.weight);
+            self.kpoints[k] = make_kpoint(crystal, self.grid, point, &pw, gamma_real, Some(dist));
+        }
+        Ok(())
     }
 
     /// Number of points of the FFT grid.

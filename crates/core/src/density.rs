@@ -136,7 +136,9 @@ pub fn with_core(
 }
 
 /// Density of occupied states: `psi[s][k]` (bands as columns) with occupations `occ[s][k][n]`.
-/// Each rank adds the blocks it owns; the sum over k-point groups makes it whole on every rank.
+/// Each rank adds the blocks it owns (at its real-space points when the plane waves are dealt
+/// over a G-vector group); the sums over the G-vector group and the k-point groups make it
+/// whole on every rank.
 pub fn from_wavefunctions<T: BandScalar>(
     basis: &Basis,
     psi: &[Vec<Mat<T>>],
@@ -157,6 +159,9 @@ pub fn from_wavefunctions<T: BandScalar>(
                 T::add_density(kpt, &basis.fft, &psi_s[k], &weights, &mut acc);
             }
         });
+        if basis.gvectors_distributed() {
+            par.sum_over_gvectors(&mut acc);
+        }
         par.sum_over_kgroups(&mut acc);
         let inv_vol = 1.0 / basis.volume;
         acc.iter_mut().for_each(|x| *x *= inv_vol);

@@ -139,9 +139,16 @@ impl ParallelReport {
         let topo = par.topology();
         let world = par.world();
         let k = world.stats().get(CommClass::Kpoint);
-        let mine = [par.block_seconds(), k.seconds, k.wait_seconds];
+        let gv = world.stats().get(CommClass::GVector);
+        let mine = [
+            par.block_seconds(),
+            k.seconds,
+            k.wait_seconds,
+            gv.seconds,
+            gv.wait_seconds,
+        ];
         let all = world.allgatherv(&mine, CommClass::Other);
-        let rows: Vec<&[f64]> = all.chunks(3).collect();
+        let rows: Vec<&[f64]> = all.chunks(mine.len()).collect();
         let n = rows.len() as f64;
         let mean = |i: usize| rows.iter().map(|r| r[i]).sum::<f64>() / n;
         let slowest = rows.iter().map(|r| r[0]).fold(0.0, f64::max);
@@ -157,6 +164,9 @@ impl ParallelReport {
             1.0
         };
         let g = layout.gvector_groups;
+        // Inside block work: G-vector transposes and sums (class G), and the waiting in them.
+        let (g_wait, g_comm) = (mean(4), (mean(3) - mean(4)).max(0.0));
+        let g_compute = (compute - g_comm - g_wait).max(0.0);
         let levels = vec![
             LevelReport {
                 level: "k-point",
@@ -182,12 +192,15 @@ impl ParallelReport {
             LevelReport {
                 level: "G-vector",
                 ways: g,
-                computation_s: compute,
-                communication_s: 0.0,
-                waiting_s: 0.0,
-                efficiency: 1.0 / g as f64,
+                computation_s: g_compute,
+                communication_s: g_comm,
+                waiting_s: g_wait,
+                efficiency: share(g_compute, compute),
                 note: if g > 1 {
-                    format!("the {g} ranks of a k-point group repeat the same work")
+                    format!(
+                        "plane waves of each k-point over {g} ranks (transposes: {})",
+                        par.alltoallv_name()
+                    )
                 } else {
                     "G-vectors not distributed".into()
                 },
@@ -202,14 +215,6 @@ impl ParallelReport {
                 100.0 * k_eff,
                 largest_divisor_at_most(blocks, layout.kpoint_groups),
                 blocks
-            ));
-        }
-        if g > 1 {
-            advice.push(format!(
-                "{} of {} ranks repeat work another rank does: run on {} ranks (G-vector groups are not distributed yet)",
-                topo.world.size() - layout.kpoint_groups,
-                topo.world.size(),
-                layout.kpoint_groups
             ));
         }
         let scf_s = projection.t_iter_s * projection.iterations as f64;

@@ -13,6 +13,7 @@ pub mod efficiency;
 pub mod eigensolver;
 pub mod energies;
 pub mod forces;
+pub mod gvectors;
 pub mod hamiltonian;
 pub mod input;
 pub mod mixing;

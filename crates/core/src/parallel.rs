@@ -5,9 +5,10 @@
 //! - One `Parallel` per basis (the [`Basis`] owns it); every rank holds the
 //!   same deal. A (spin, k) block belongs to exactly one k-point group, chosen by cost (plane
 //!   waves × bands, largest first to the least loaded group), never by rank.
-//! - Inside a k-point group every rank holds the group's blocks whole: band and G-vector
-//!   distribution inside a group are the next levels. Until they exist, the ranks of a group
-//!   repeat the same work ([`Parallel::replicated`] says how many), and the report says so.
+//! - Inside a k-point group the ranks form one G-vector group (band groups are the next
+//!   level): the plane waves of the group's k-points are dealt over it
+//!   ([`Basis::distribute`]), and sums over plane waves or grid points of band data are
+//!   completed with [`Parallel::sum_over_gvectors`] before the sum over k-point groups.
 //! - Anything summed over blocks (densities, band energies, forces, stress, eigenvalue
 //!   tables) is a local sum over the owned blocks plus one [`Parallel::sum_over_kgroups`]
 //!   over the `inter_kpoint` communicator (class k), through the run's [`SumAlgorithm`]. The
@@ -21,7 +22,9 @@ use crate::basis::Basis;
 use planewave_comm::sum::{allreduce_sum, autotune, SumAlgorithm, SumChoice};
 use planewave_comm::topology::{LayoutRequest, ProblemSize, RankOrder};
 use planewave_comm::LayoutError;
-use planewave_comm::{CommClass, CommExt, Communicator, Element, Layout, ReduceOp, Solo, Topology};
+use planewave_comm::{
+    AlltoallvAlgorithm, CommClass, CommExt, Communicator, Element, Layout, ReduceOp, Solo, Topology,
+};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -96,6 +99,8 @@ pub struct Parallel {
     /// `owner[s][k]`: the k-point group that computes block (s, k). Empty: group 0 owns all.
     owner: Vec<Vec<usize>>,
     sum: SumAlgorithm,
+    /// The all-to-all-v algorithm of the G-vector transposes (None: not distributed).
+    alltoallv: Option<AlltoallvAlgorithm>,
     block_seconds: Mutex<f64>,
 }
 
@@ -152,6 +157,7 @@ impl Parallel {
             topology,
             owner,
             sum,
+            alltoallv: None,
             block_seconds: Mutex::new(0.0),
         }
     }
@@ -191,7 +197,7 @@ impl Parallel {
                 basis
                     .kpoints
                     .iter()
-                    .map(|k| (k.dim() * nbands) as f64)
+                    .map(|k| (k.global_dim() * nbands) as f64)
                     .collect()
             })
             .collect();
@@ -221,6 +227,16 @@ impl Parallel {
     /// The k-point-group sum strategy.
     pub fn sum_algorithm(&self) -> SumAlgorithm {
         self.sum
+    }
+
+    /// Record the all-to-all-v algorithm of the G-vector transposes (for the report).
+    pub fn set_alltoallv(&mut self, algorithm: AlltoallvAlgorithm) {
+        self.alltoallv = Some(algorithm);
+    }
+
+    /// Name of the G-vector transposes' all-to-all-v algorithm ("none" when not distributed).
+    pub fn alltoallv_name(&self) -> &'static str {
+        self.alltoallv.map_or("none", AlltoallvAlgorithm::name)
     }
 
     /// The k-point group that computes block (spin `s`, k-point `k`).
@@ -253,10 +269,19 @@ impl Parallel {
             .filter(|&(s, k)| self.owns(s, k))
     }
 
-    /// How many ranks of a k-point group repeat the same block work (band × G ranks, until
-    /// those levels are distributed).
+    /// How many ranks of a k-point group repeat the same block work (the band groups, until
+    /// that level is distributed; the ranks of a G-vector group share it).
     pub fn replicated(&self) -> usize {
-        self.topology.kgroup.size()
+        self.topology.band.size()
+    }
+
+    /// Sum `data` over this rank's G-vector group (class G), in place: completes sums over
+    /// plane waves or grid points of data whose rows are dealt over the group.
+    pub fn sum_over_gvectors<T: Element>(&self, data: &mut [T]) {
+        let g = &self.topology.gvector;
+        if g.size() > 1 {
+            g.allreduce(data, ReduceOp::Sum, CommClass::GVector);
+        }
     }
 
     /// Sum `data` over the k-point groups (class k), in place.

@@ -97,12 +97,16 @@ fn component_map(old: &Kpoint, new: &Kpoint) -> Vec<Option<usize>> {
         .map(|i| {
             let h = new.plane_wave_of_component(i);
             let h_old = *index.get(&new.millers[h])?;
-            if !new.is_gamma_real() || h == 0 {
-                return Some(if new.is_gamma_real() { 0 } else { h_old });
+            if !new.is_gamma_real() {
+                return Some(h_old);
             }
-            // Components 2h-1 (real part) and 2h (imaginary part).
-            let part = 1 - i % 2;
-            (h_old > 0).then(|| 2 * h_old - 1 + part)
+            if new.millers[h] == [0, 0, 0] {
+                return Some(0);
+            }
+            // (Re, Im) at components 2h-1, 2h (2h, 2h+1 on a rank without G = 0).
+            let first = |k: &Kpoint, h: usize| 2 * h - usize::from(k.holds_g0());
+            let part = i - first(new, h);
+            Some(first(old, h_old) + part)
         })
         .collect()
 }

@@ -78,7 +78,7 @@ fn scf_json(setup: &Setup, r: &ScfResult) -> Value {
         .basis
         .kpoints
         .iter()
-        .map(|k| json!({"frac": k.frac, "weight": k.weight, "npw": k.npw()}))
+        .map(|k| json!({"frac": k.frac, "weight": k.weight, "npw": k.npw_global()}))
         .collect();
     json!({
         "program": "planewave",

@@ -304,10 +304,10 @@ fn run_with<T: BandScalar>(
             .collect(),
     };
     for k in &basis.kpoints {
-        if k.dim() < params.nbands {
+        if k.global_dim() < params.nbands {
             return Err(format!(
                 "only {} plane waves at k = {:?} for {} bands: raise ecut or lower nbands",
-                k.dim(),
+                k.global_dim(),
                 k.frac,
                 params.nbands
             ));

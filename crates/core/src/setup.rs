@@ -14,6 +14,7 @@ use crate::symmetry::{find_symmetries, monkhorst_pack, reduce_kpoints, SymOp};
 use crate::xc::Functional;
 use planewave_comm::topology::ProblemSize;
 use planewave_comm::{Communicator, Layout, Solo};
+use planewave_fft::{Decomposition, DistFftOptions};
 use std::sync::Arc;
 
 /// A run ready to start.
@@ -52,6 +53,16 @@ pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
 /// same input). An error any rank meets (a pseudopotential file one node cannot read) is every
 /// rank's error; the layout comes from `spec.parallel`, what it leaves out from the cost model.
 pub fn build_on(spec: RunSpec, world: Arc<dyn Communicator>) -> Result<Setup, InputError> {
+    build_following(spec, world, None)
+}
+
+/// As [`build_on`], keeping `previous`'s deal of the (spin, k) blocks to k-point groups when it
+/// has the same shape (a relaxation keeps each block on the group that holds its bands).
+pub fn build_following(
+    spec: RunSpec,
+    world: Arc<dyn Communicator>,
+    previous: Option<&Parallel>,
+) -> Result<Setup, InputError> {
     let mut warnings = Vec::new();
     if spec.scf.eigensolver != "lobpcg" {
         warnings.push(format!(
@@ -276,16 +287,14 @@ pub fn build_on(spec: RunSpec, world: Arc<dyn Communicator>) -> Result<Setup, In
             fft_planes: grid.dims[2],
         },
     )?;
-    if layout.gvector_groups > 1 {
-        warnings.push(format!(
-            "the {} ranks of each k-point group repeat the same work: G-vector groups are not distributed yet; {} ranks (a divisor of the {} spin x k-point blocks) would do the same in the same time",
-            layout.gvector_groups,
-            layout.kpoint_groups,
-            kpoints.len() * nspin
-        ));
-    }
     let blocks_per_group = (kpoints.len() * nspin).div_ceil(layout.kpoint_groups);
-    let memory_estimate = memory_per_rank(&model, spec.ecut, blocks_per_group, nbands);
+    let memory_estimate = memory_per_rank(
+        &model,
+        spec.ecut,
+        blocks_per_group,
+        nbands,
+        layout.gvector_groups,
+    );
     let available = available_memory();
     let fits = if memory_estimate > 0.8 * available {
         Err(err(
@@ -311,7 +320,21 @@ pub fn build_on(spec: RunSpec, world: Arc<dyn Communicator>) -> Result<Setup, In
     } else {
         Basis::new(&model, spec.ecut, &kpoints)
     };
-    basis.parallel = Arc::new(distribute(&spec, world, layout, &basis, nspin, nbands)?);
+    let mut par = distribute(&spec, world, layout, &basis, nspin, nbands)?;
+    if let Some(prev) = previous {
+        par.keep_deal_of(prev);
+    }
+    let options = transform_options(&spec, &par, &basis)?;
+    basis
+        .distribute(&model.crystal, par, nspin, &options)
+        .map_err(|e| {
+            err(
+                &spec,
+                "parallel",
+                e,
+                "run with fewer ranks per k-point group",
+            )
+        })?;
     let params = ScfParams {
         nbands,
         energy_tolerance: spec.scf.energy_tolerance,
@@ -410,9 +433,17 @@ fn read_species(
     Ok(species)
 }
 
-/// Estimated peak memory of one rank (bytes) holding `blocks` (spin, k) blocks of `nbands`
-/// bands (wavefunctions, eigensolver work blocks, projectors, grids).
-pub fn memory_per_rank(model: &Model, ecut: f64, blocks: usize, nbands: usize) -> f64 {
+/// Estimated peak memory of one rank (bytes) holding its share of `blocks` (spin, k) blocks of
+/// `nbands` bands whose plane waves are dealt over `gvector_ranks` ranks (wavefunctions,
+/// eigensolver work blocks and projectors are divided; the density grids are whole on every
+/// rank).
+pub fn memory_per_rank(
+    model: &Model,
+    ecut: f64,
+    blocks: usize,
+    nbands: usize,
+    gvector_ranks: usize,
+) -> f64 {
     let npw_est =
         model.crystal.volume * (2.0 * ecut).powf(1.5) / (6.0 * std::f64::consts::PI.powi(2));
     let nproj: f64 = model
@@ -430,7 +461,8 @@ pub fn memory_per_rank(model: &Model, ecut: f64, blocks: usize, nbands: usize) -
         .sum();
     let grid_est = 8.0 * 8.0 * npw_est * 16.0;
     let blocks = blocks as f64;
-    16.0 * npw_est * (blocks * nbands as f64 * 7.0 + blocks * nproj) + 20.0 * grid_est
+    let local_pw = npw_est / gvector_ranks.max(1) as f64;
+    16.0 * local_pw * (blocks * nbands as f64 * 7.0 + blocks * nproj) + 20.0 * grid_est
 }
 
 /// The layout of `spec.parallel` on `ranks` ranks. What the input leaves out: as many k-point
@@ -494,6 +526,59 @@ fn distribute(
     let kg = layout.kpoint_groups;
     Parallel::over_kpoints(world, kg, layout.order, basis, nspin, nbands, sum)
         .map_err(|e| err(spec, "parallel.kpoint_groups", e.to_string(), ""))
+}
+
+/// How the plane waves of a G-vector group are transformed: slab or pencil as the grid allows
+/// (slab for the Γ-real path, which pairs mirror sticks), and the all-to-all-v algorithm of
+/// the transposes from `[parallel] alltoallv` / `PLANEWAVE_ALLTOALLV` (`auto` times every
+/// algorithm on this run's exchange sizes; collective on the group).
+fn transform_options(
+    spec: &RunSpec,
+    par: &Parallel,
+    basis: &Basis,
+) -> Result<DistFftOptions, InputError> {
+    use planewave_comm::strategies::{
+        alltoallv_choice, autotune::autotune_alltoallv, AlltoallvAlgorithm, AlltoallvChoice,
+    };
+    let group = par.topology().gvector.clone();
+    let choice = alltoallv_choice(spec.parallel.alltoallv.as_deref()).map_err(|e| {
+        err(
+            spec,
+            "parallel.alltoallv",
+            e,
+            "use native, p2p, node, pairwise, nonblocking or auto",
+        )
+    })?;
+    let gamma_real = basis.kpoints.iter().any(|k| k.is_gamma_real());
+    let decomposition = if gamma_real {
+        Decomposition::Slab
+    } else {
+        Decomposition::Auto
+    };
+    let alltoallv = match choice {
+        AlltoallvChoice::Fixed(a) => a,
+        AlltoallvChoice::Autotune if group.size() == 1 => AlltoallvAlgorithm::Native,
+        AlltoallvChoice::Autotune => {
+            // One transpose of a few bands: each rank sends its sticks' share of every other
+            // rank's planes.
+            let p = group.size();
+            let k = &basis.kpoints[0];
+            let mut sticks: Vec<(i32, i32)> = k.millers.iter().map(|m| (m[0], m[1])).collect();
+            sticks.sort_unstable();
+            sticks.dedup();
+            let factor = if gamma_real { 2 } else { 1 };
+            let per_pair = (factor * sticks.len() * basis.grid.dims[2] * 4).div_ceil(p * p);
+            let counts = vec![per_pair; p];
+            let (_, report) =
+                autotune_alltoallv(&group, &AlltoallvAlgorithm::ALL, &counts, &counts, 3, false);
+            report.chosen
+        }
+    };
+    Ok(DistFftOptions {
+        decomposition,
+        alltoallv,
+        pair_mirror_sticks: gamma_real,
+    })
 }
 
 /// Physical memory of this machine (bytes); a large default when unknown.

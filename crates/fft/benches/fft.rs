@@ -91,6 +91,7 @@ fn distributed(c: &mut Criterion) {
                         let options = DistFftOptions {
                             decomposition,
                             alltoallv: AlltoallvAlgorithm::Native,
+                            pair_mirror_sticks: false,
                         };
                         let mut plan =
                             DistFft::new(comm.clone(), FftGrid { dims }, &millers, &options)

@@ -304,6 +304,7 @@ pub fn dist_row(
             let options = DistFftOptions {
                 decomposition,
                 alltoallv: algorithm,
+                pair_mirror_sticks: false,
             };
             let mut plan = DistFft::new(comm.clone(), grid, &millers, &options)?;
             let coeffs: Vec<C64> = template(nbands * plan.n_g_local());

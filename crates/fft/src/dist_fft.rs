@@ -44,6 +44,9 @@ pub struct DistFftOptions {
     pub decomposition: Decomposition,
     /// The all-to-all-v algorithm of both transposes.
     pub alltoallv: AlltoallvAlgorithm,
+    /// Keep every stick on the rank of its mirror `(-i0, -i1)` (for a sphere symmetric under
+    /// G -> -G whose coefficients pair up, as in the Γ-point real path; slab only).
+    pub pair_mirror_sticks: bool,
 }
 
 impl Default for DistFftOptions {
@@ -51,6 +54,7 @@ impl Default for DistFftOptions {
         Self {
             decomposition: Decomposition::Auto,
             alltoallv: AlltoallvAlgorithm::Native,
+            pair_mirror_sticks: false,
         }
     }
 }
@@ -176,7 +180,17 @@ impl DistFft {
         let subs: Vec<Vec<usize>> = (0..pg.p1)
             .map(|a| (0..pg.p2).map(|b| pg.rank_of(a, b)).collect())
             .collect();
-        let sticks = StickDistribution::in_groups(dims, millers, &subs, &plane_sub);
+        let sticks = if options.pair_mirror_sticks {
+            if !pg.is_slab() {
+                return Err(format!(
+                    "planewave-fft: mirror-paired sticks need a slab decomposition, not {} x {}",
+                    pg.p1, pg.p2
+                ));
+            }
+            StickDistribution::paired(dims, millers, size)
+        } else {
+            StickDistribution::in_groups(dims, millers, &subs, &plane_sub)
+        };
         let y_all: Vec<_> = (0..pg.p1).map(|a| block_range(n1, pg.p1, a)).collect();
         let z = block_range(n2, pg.p2, slab);
         let layout = RealLayout {

@@ -218,6 +218,7 @@ pub fn run_fft_selfcheck(comm: Arc<dyn Communicator>, seeds: &[u64]) -> Result<S
                     let options = DistFftOptions {
                         decomposition,
                         alltoallv,
+                        pair_mirror_sticks: false,
                     };
                     worst = worst.max(check_case(&comm, &case, &options, &BAND_BLOCKS)?);
                     count += 1;

@@ -12,6 +12,9 @@
 //! `i0` plane go only to the ranks of that plane's group (a pencil decomposition deals the
 //! sticks of a sub's x-planes among the sub's ranks, so its first transpose stays inside the
 //! sub); counts then differ by at most one within a group.
+//!
+//! [`StickDistribution::paired`] keeps each stick and its mirror `(-i0, -i1)` on one rank (the
+//! Γ-point real path needs c(G) and c(-G) = c(G)* side by side); pairs are dealt as units.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -48,6 +51,29 @@ impl StickDistribution {
         groups: &[Vec<usize>],
         plane_group: &[usize],
     ) -> Self {
+        Self::deal(dims, millers, groups, plane_group, false)
+    }
+
+    /// Deal the sticks of `millers` over `ranks` ranks with every stick on the rank of its
+    /// mirror `(-i0, -i1)` (a sphere symmetric under G -> -G: each pair is one unit).
+    pub fn paired(dims: [usize; 3], millers: &[[i32; 3]], ranks: usize) -> Self {
+        assert!(ranks > 0, "planewave-fft: need at least one rank");
+        Self::deal(
+            dims,
+            millers,
+            &[(0..ranks).collect()],
+            &vec![0; dims[0]],
+            true,
+        )
+    }
+
+    fn deal(
+        dims: [usize; 3],
+        millers: &[[i32; 3]],
+        groups: &[Vec<usize>],
+        plane_group: &[usize],
+        pair_mirrors: bool,
+    ) -> Self {
         let ranks: usize = groups.iter().map(Vec::len).sum();
         assert!(
             groups.iter().all(|g| !g.is_empty()),
@@ -69,18 +95,37 @@ impl StickDistribution {
         for &s in &g_stick {
             g_per_stick[s] += 1;
         }
-        let mut order: Vec<usize> = (0..sticks.len()).collect();
-        order.sort_by_key(|&s| (Reverse(g_per_stick[s]), s));
+        // Units dealt together: one stick, or a stick and its mirror.
+        let units: Vec<Vec<usize>> = (0..sticks.len())
+            .filter_map(|s| {
+                if !pair_mirrors {
+                    return Some(vec![s]);
+                }
+                let (i0, i1) = sticks[s];
+                let m = ((dims[0] - i0) % dims[0], (dims[1] - i1) % dims[1]);
+                match id.get(&m) {
+                    Some(&t) if t < s => None,
+                    Some(&t) if t > s => Some(vec![s, t]),
+                    _ => Some(vec![s]),
+                }
+            })
+            .collect();
+        let unit_g = |u: &Vec<usize>| u.iter().map(|&s| g_per_stick[s]).sum::<usize>();
+        let mut order: Vec<usize> = (0..units.len()).collect();
+        order.sort_by_key(|&u| (Reverse(unit_g(&units[u])), units[u][0]));
         let mut heaps: Vec<BinaryHeap<Reverse<(usize, usize, usize)>>> = groups
             .iter()
             .map(|g| g.iter().map(|&r| Reverse((0, 0, r))).collect())
             .collect();
         let mut owner = vec![0usize; sticks.len()];
-        for s in order {
-            let heap = &mut heaps[plane_group[sticks[s].0]];
+        for u in order {
+            let unit = &units[u];
+            let heap = &mut heaps[plane_group[sticks[unit[0]].0]];
             let Reverse((ns, ng, r)) = heap.pop().expect("groups are not empty");
-            owner[s] = r;
-            heap.push(Reverse((ns + 1, ng + g_per_stick[s], r)));
+            for &s in unit {
+                owner[s] = r;
+            }
+            heap.push(Reverse((ns + unit.len(), ng + unit_g(unit), r)));
         }
         let mut by_rank = vec![Vec::new(); ranks];
         for (s, &r) in owner.iter().enumerate() {
@@ -182,6 +227,30 @@ mod tests {
                 assert_eq!(d.local_g(r).len(), d.n_g_of(r));
                 assert!(d.sticks_of(r).windows(2).all(|w| w[0] < w[1]));
             }
+        }
+    }
+
+    #[test]
+    fn paired_dealing_keeps_mirror_sticks_together() {
+        let millers: Vec<[i32; 3]> = (-3..=3)
+            .flat_map(|a| (-3..=3).flat_map(move |b| (-3..=3).map(move |c| [a, b, c])))
+            .filter(|m| m[0] * m[0] + m[1] * m[1] + m[2] * m[2] <= 9)
+            .collect();
+        for ranks in 1..=5 {
+            let d = StickDistribution::paired([8, 9, 8], &millers, ranks);
+            let owner_of = |i0: i32, i1: i32| {
+                let s = (0..d.n_sticks())
+                    .find(|&s| d.stick(s) == (i0.rem_euclid(8) as usize, i1.rem_euclid(9) as usize))
+                    .expect("stick exists");
+                d.owner(s)
+            };
+            for m in &millers {
+                assert_eq!(owner_of(m[0], m[1]), owner_of(-m[0], -m[1]), "{m:?}");
+            }
+            let counts: Vec<usize> = (0..ranks).map(|r| d.sticks_of(r).len()).collect();
+            assert!(counts.iter().max().unwrap() - counts.iter().min().unwrap() <= 2);
+            let ng: usize = (0..ranks).map(|r| d.local_g(r).len()).sum();
+            assert_eq!(ng, millers.len());
         }
     }
 

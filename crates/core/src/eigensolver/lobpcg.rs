@@ -11,6 +11,28 @@
 use super::{BlockOperator, EigenResult};
 use planewave_linalg::{hermitian_eigen, matmul, overlap, Mat, MatRef, Scalar};
 
+/// `a^H b` over all rows: the local overlap completed over the ranks holding other rows.
+fn gram<T: Scalar>(op: &impl BlockOperator<T>, a: MatRef<'_, T>, b: MatRef<'_, T>) -> Mat<T> {
+    crate::gvectors::sum_matrix(overlap(a, b), |flat| op.sum_rows(flat))
+}
+
+/// Squared column norms of `x` weighted by `w` (1 when None), over all rows.
+fn column_norms2<T: Scalar>(
+    op: &impl BlockOperator<T>,
+    x: MatRef<'_, T>,
+    w: Option<&[f64]>,
+) -> Vec<f64> {
+    let mut out: Vec<f64> = (0..x.ncols())
+        .map(|j| {
+            (0..x.nrows())
+                .map(|i| x[(i, j)].abs2() * w.map_or(1.0, |w| w[i]))
+                .sum()
+        })
+        .collect();
+    op.sum_rows(&mut out);
+    out
+}
+
 /// Relative threshold below which overlap eigenvalues count as linear dependence.
 const DEPENDENCE_TOL: f64 = 1e-12;
 
@@ -35,14 +57,18 @@ pub fn lobpcg_with_min<T: Scalar>(
 ) -> EigenResult<T> {
     let n = op.dim();
     let nb = x0.ncols();
-    assert!(nb <= n, "more bands ({nb}) than plane waves ({n})");
+    let n_global = op.global_dim();
+    assert!(
+        nb <= n_global,
+        "more bands ({nb}) than plane waves ({n_global})"
+    );
     let mut n_applications = 0;
-    let mut x = orthonormalize(x0.as_ref()).unwrap_or_else(|| x0.clone());
+    let mut x = orthonormalize(op, x0.as_ref()).unwrap_or_else(|| x0.clone());
     let mut ax = Mat::<T>::zeros(n, nb);
     op.apply(x.as_ref(), ax.as_mut());
     n_applications += nb;
     // Initial Rayleigh–Ritz on X.
-    let (mut lambda, c) = rayleigh_ritz(x.as_ref(), ax.as_ref(), nb);
+    let (mut lambda, c) = rayleigh_ritz(op, x.as_ref(), ax.as_ref(), nb);
     x = matmul(x.as_ref(), c.as_ref());
     ax = matmul(ax.as_ref(), c.as_ref());
     let mut p: Option<(Mat<T>, Mat<T>)> = None;
@@ -55,7 +81,9 @@ pub fn lobpcg_with_min<T: Scalar>(
             for i in 0..n {
                 r[(i, j)] -= x[(i, j)].scale(lambda[j]);
             }
-            resid[j] = (0..n).map(|i| r[(i, j)].abs2()).sum::<f64>().sqrt();
+        }
+        for (rj, n2) in resid.iter_mut().zip(column_norms2(op, r.as_ref(), None)) {
+            *rj = n2.sqrt();
         }
         let mut active: Vec<usize> = (0..nb).filter(|&j| resid[j] > tol).collect();
         if active.is_empty() && iterations < min_iterations {
@@ -69,8 +97,9 @@ pub fn lobpcg_with_min<T: Scalar>(
         // Preconditioned residuals of the active bands.
         let kin = op.kinetic();
         let mut w = Mat::<T>::zeros(n, active.len());
+        let t_all = column_norms2(op, x.as_ref(), Some(kin));
         for (c, &j) in active.iter().enumerate() {
-            let tj: f64 = (0..n).map(|i| x[(i, j)].abs2() * kin[i]).sum();
+            let tj = t_all[j];
             for i in 0..n {
                 w[(i, c)] = r[(i, j)].scale(1.0 / (kin[i] + tj.max(1e-2)));
             }
@@ -89,12 +118,12 @@ pub fn lobpcg_with_min<T: Scalar>(
         // Orthogonalise against X (twice), tracking A Z consistently: Z -= X C, AZ -= AX C.
         let (mut z, mut az) = (z0, az0);
         for _ in 0..2 {
-            let c = overlap(x.as_ref(), z.as_ref());
+            let c = gram(op, x.as_ref(), z.as_ref());
             sub_mul(&mut z, x.as_ref(), c.as_ref());
             sub_mul(&mut az, ax.as_ref(), c.as_ref());
         }
         // Canonical orthonormalisation of Z.
-        let Some(t) = canonical_transform(z.as_ref()) else {
+        let Some(t) = canonical_transform(op, z.as_ref()) else {
             break;
         };
         let z = matmul(z.as_ref(), t.as_ref());
@@ -102,7 +131,7 @@ pub fn lobpcg_with_min<T: Scalar>(
         // Rayleigh–Ritz on Y = [X, Z].
         let y = hcat(&[x.as_ref(), z.as_ref()]);
         let ay = hcat(&[ax.as_ref(), az.as_ref()]);
-        let (vals, c) = rayleigh_ritz(y.as_ref(), ay.as_ref(), nb);
+        let (vals, c) = rayleigh_ritz(op, y.as_ref(), ay.as_ref(), nb);
         lambda = vals;
         let cz = c.as_ref().subrows(nb, c.nrows() - nb);
         let new_p = matmul(z.as_ref(), cz);
@@ -111,7 +140,7 @@ pub fn lobpcg_with_min<T: Scalar>(
         ax = matmul(ay.as_ref(), c.as_ref());
         p = Some((new_p, new_ap));
         // Keep X orthonormal against drift.
-        let s = overlap(x.as_ref(), x.as_ref());
+        let s = gram(op, x.as_ref(), x.as_ref());
         let drift = (0..nb)
             .flat_map(|i| (0..nb).map(move |j| (i, j)))
             .map(|(i, j)| {
@@ -121,11 +150,11 @@ pub fn lobpcg_with_min<T: Scalar>(
             })
             .fold(0.0, f64::max);
         if drift > 1e-10 {
-            if let Some(t) = canonical_transform(x.as_ref()) {
+            if let Some(t) = canonical_transform(op, x.as_ref()) {
                 if t.ncols() == nb {
                     x = matmul(x.as_ref(), t.as_ref());
                     ax = matmul(ax.as_ref(), t.as_ref());
-                    let (l2, c2) = rayleigh_ritz(x.as_ref(), ax.as_ref(), nb);
+                    let (l2, c2) = rayleigh_ritz(op, x.as_ref(), ax.as_ref(), nb);
                     lambda = l2;
                     x = matmul(x.as_ref(), c2.as_ref());
                     ax = matmul(ax.as_ref(), c2.as_ref());
@@ -146,8 +175,13 @@ pub fn lobpcg_with_min<T: Scalar>(
 }
 
 /// Lowest `nb` Ritz pairs of the orthonormal basis `y` with images `ay`: (values, coefficients).
-fn rayleigh_ritz<T: Scalar>(y: MatRef<'_, T>, ay: MatRef<'_, T>, nb: usize) -> (Vec<f64>, Mat<T>) {
-    let mut h = overlap(y, ay);
+fn rayleigh_ritz<T: Scalar>(
+    op: &impl BlockOperator<T>,
+    y: MatRef<'_, T>,
+    ay: MatRef<'_, T>,
+    nb: usize,
+) -> (Vec<f64>, Mat<T>) {
+    let mut h = gram(op, y, ay);
     let m = h.nrows();
     for i in 0..m {
         for j in 0..i {
@@ -163,16 +197,17 @@ fn rayleigh_ritz<T: Scalar>(y: MatRef<'_, T>, ay: MatRef<'_, T>, nb: usize) -> (
 }
 
 /// T such that Z T has orthonormal columns spanning Z's numerically independent directions.
-fn canonical_transform<T: Scalar>(z: MatRef<'_, T>) -> Option<Mat<T>> {
+fn canonical_transform<T: Scalar>(op: &impl BlockOperator<T>, z: MatRef<'_, T>) -> Option<Mat<T>> {
     let m = z.ncols();
     if m == 0 {
         return None;
     }
     // Scale columns to unit norm first so that the threshold is relative.
-    let norms: Vec<f64> = (0..m)
-        .map(|j| (0..z.nrows()).map(|i| z[(i, j)].abs2()).sum::<f64>().sqrt())
+    let norms: Vec<f64> = column_norms2(op, z, None)
+        .into_iter()
+        .map(f64::sqrt)
         .collect();
-    let mut s = overlap(z, z);
+    let mut s = gram(op, z, z);
     for i in 0..m {
         for j in 0..m {
             let d = norms[i] * norms[j];
@@ -202,9 +237,10 @@ fn canonical_transform<T: Scalar>(z: MatRef<'_, T>) -> Option<Mat<T>> {
     Some(t)
 }
 
-/// Orthonormal columns spanning `x` (None when `x` is rank deficient).
-pub fn orthonormalize<T: Scalar>(x: MatRef<'_, T>) -> Option<Mat<T>> {
-    let t = canonical_transform(x)?;
+/// Orthonormal columns spanning `x` (None when `x` is rank deficient); `op` completes sums
+/// over distributed rows.
+pub fn orthonormalize<T: Scalar>(op: &impl BlockOperator<T>, x: MatRef<'_, T>) -> Option<Mat<T>> {
+    let t = canonical_transform(op, x)?;
     (t.ncols() == x.ncols()).then(|| matmul(x, t.as_ref()))
 }
 

@@ -3,17 +3,30 @@
 //! Contract: given H (anything that applies to a band block), a starting block X0 and a residual
 //! tolerance, return the lowest `ncols(X0)` eigenpairs with ||H x - lambda x|| <= tol (or the best
 //! found in `maxiter` iterations, flagged unconverged).
+//!
+//! Vectors may be distributed by rows (plane waves over a G-vector group): the solver then works
+//! on this rank's rows and completes every sum over rows (overlaps, norms) with
+//! [`BlockOperator::sum_rows`]; the small dense problems are solved from identical data on every
+//! rank, so all ranks keep the same vectors.
 
 pub mod lobpcg;
 
 use crate::bands::BandScalar;
 use crate::hamiltonian::KHamiltonian;
+use planewave_comm::Element;
 use planewave_linalg::{Mat, MatMut, MatRef, Scalar};
 
 /// Something that applies a Hermitian operator to a block of vectors.
 pub trait BlockOperator<T: Scalar> {
-    /// Length of a vector.
+    /// Length of this rank's part of a vector.
     fn dim(&self) -> usize;
+    /// Length of a whole vector (over all ranks).
+    fn global_dim(&self) -> usize {
+        self.dim()
+    }
+    /// Complete sums over vector components: each rank's partial sums become the totals on
+    /// every rank (nothing to do when vectors are not distributed). Collective.
+    fn sum_rows<E: Element>(&self, _partial: &mut [E]) {}
     /// `out = A x`.
     fn apply(&self, x: MatRef<'_, T>, out: MatMut<'_, T>);
     /// Diagonal kinetic energies for the preconditioner (length `dim()`).
@@ -23,6 +36,12 @@ pub trait BlockOperator<T: Scalar> {
 impl<T: BandScalar> BlockOperator<T> for KHamiltonian<'_, T> {
     fn dim(&self) -> usize {
         KHamiltonian::dim(self)
+    }
+    fn global_dim(&self) -> usize {
+        self.kpt.global_dim()
+    }
+    fn sum_rows<E: Element>(&self, partial: &mut [E]) {
+        self.kpt.sum_over_g(partial)
     }
     fn apply(&self, x: MatRef<'_, T>, out: MatMut<'_, T>) {
         KHamiltonian::apply(self, x, out)

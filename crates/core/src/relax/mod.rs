@@ -341,14 +341,9 @@ pub fn run_on(
                 for (a, f) in sp.atoms.iter_mut().zip(&frac) {
                     a.frac = *f;
                 }
-                let mut s = setup::build_on(sp, world.clone())
-                    .map_err(|e| format!("ionic step {step}: {e}"))?;
-                if let (Some((prev, _)), Some(par)) =
-                    (&previous, Arc::get_mut(&mut s.basis.parallel))
-                {
-                    par.keep_deal_of(&prev.basis.parallel);
-                }
-                s
+                let prev = previous.as_ref().map(|(s, _)| &*s.basis.parallel);
+                setup::build_following(sp, world.clone(), prev)
+                    .map_err(|e| format!("ionic step {step}: {e}"))?
             }
         };
         let start = previous.as_ref().map(|(s, r)| {

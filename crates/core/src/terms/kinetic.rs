@@ -4,9 +4,10 @@
 use crate::basis::Kpoint;
 use planewave_linalg::{Mat, MatRef, Scalar};
 
-/// `<psi_n|T|psi_n>` for every band (column) of the block.
+/// `<psi_n|T|psi_n>` for every band (column) of the block (collective on the k-point's
+/// G-vector group).
 pub fn band_energies<T: Scalar>(kpt: &Kpoint, psi: &Mat<T>) -> Vec<f64> {
-    (0..psi.ncols())
+    let mut e: Vec<f64> = (0..psi.ncols())
         .map(|b| {
             psi.col_as_slice(b)
                 .iter()
@@ -14,11 +15,14 @@ pub fn band_energies<T: Scalar>(kpt: &Kpoint, psi: &Mat<T>) -> Vec<f64> {
                 .map(|(x, t)| x.abs2() * t)
                 .sum()
         })
-        .collect()
+        .collect();
+    kpt.sum_over_g(&mut e);
+    e
 }
 
 /// Adds the kinetic stress of one k-point, `(1/Omega) sum_n w_n sum_G |c_n(G)|^2 (k+G)_a (k+G)_b`
-/// (Ha/bohr^3, QE sign), for band weights `w_n` (k-point weight times occupation).
+/// (Ha/bohr^3, QE sign), for band weights `w_n` (k-point weight times occupation). Collective
+/// on the k-point's G-vector group.
 pub fn add_stress<T: Scalar>(
     kpt: &Kpoint,
     psi: MatRef<'_, T>,
@@ -36,12 +40,19 @@ pub fn add_stress<T: Scalar>(
             *d += w * Scalar::abs2(*x);
         }
     }
+    let mut sum = [0.0; 9];
     for (i, d) in dens.iter().enumerate() {
         let q = kpt.kpg[kpt.plane_wave_of_component(i)];
         for a in 0..3 {
             for b in 0..3 {
-                out[a][b] += d * q[a] * q[b] / volume;
+                sum[3 * a + b] += d * q[a] * q[b] / volume;
             }
+        }
+    }
+    kpt.sum_over_g(&mut sum);
+    for (a, row) in out.iter_mut().enumerate() {
+        for (b, x) in row.iter_mut().enumerate() {
+            *x += sum[3 * a + b];
         }
     }
 }

@@ -5,16 +5,20 @@
 //! and D is block diagonal (same atom, same m, same l). A block of bands is applied with two GEMMs:
 //! V_nl Psi = P (D (P^H Psi)). In the Γ-real representation P is converted column by column
 //! (the projectors are real functions, so their coefficients have the +-G symmetry).
+//! On a k-point dealt over a G-vector group P holds the local rows: P^H psi is a local GEMM plus
+//! one sum over the group per band block, so the work splits over G, never by atom.
 
 use crate::bands::BandScalar;
 use crate::basis::Kpoint;
 use crate::model::Model;
 use crate::special::real_ylm;
 use num_complex::Complex64;
+use planewave_comm::{CommClass, CommExt, Communicator};
 use planewave_linalg::{matmul, matmul_into, overlap, Mat, MatMut, MatRef};
+use std::sync::Arc;
 
 /// The projectors of one k-point.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct KProjectors<T: BandScalar> {
     /// dim x nproj projector matrix.
     pub p: Mat<T>,
@@ -22,6 +26,25 @@ pub struct KProjectors<T: BandScalar> {
     pub d: Mat<T>,
     /// The atom each projector column belongs to.
     pub atom_of_column: Vec<usize>,
+    /// The G-vector group over which the rows of `p` are dealt (None: all rows local).
+    group: Option<Arc<dyn Communicator>>,
+}
+
+impl<T: BandScalar> std::fmt::Debug for KProjectors<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KProjectors")
+            .field("rows", &self.p.nrows())
+            .field("nproj", &self.p.ncols())
+            .field("distributed", &self.group.is_some())
+            .finish()
+    }
+}
+
+/// Sum `partial` over `group` (class G), if the rows are dealt over one.
+fn sum_over(group: &Option<Arc<dyn Communicator>>, partial: &mut [f64]) {
+    if let Some(g) = group {
+        g.allreduce_sum(partial, CommClass::GVector);
+    }
 }
 
 /// Which matrix of projector functions [`projector_matrices`] builds.
@@ -189,12 +212,25 @@ impl<T: BandScalar> KProjectors<T> {
             p: T::from_plane_waves(kpt, &p),
             d,
             atom_of_column: cols.iter().map(|c| c.0).collect(),
+            group: kpt.dist.as_ref().map(|d| d.comm().clone()),
+        }
+    }
+
+    /// `X^H psi` over all rows (`x` has the rows of `p`): local GEMM plus one sum over the
+    /// G-vector group.
+    fn project(&self, x: MatRef<'_, T>, psi: MatRef<'_, T>) -> Mat<T> {
+        let c = overlap(x, psi);
+        match &self.group {
+            Some(g) => {
+                crate::gvectors::sum_matrix(c, |flat| g.allreduce_sum(flat, CommClass::GVector))
+            }
+            None => c,
         }
     }
 
     /// `D C` with `C = P^H psi`, and the nonlocal energy `sum_n w_n <psi_n|V_nl|psi_n>`.
     fn coefficients(&self, psi: MatRef<'_, T>, weights: &[f64]) -> (Mat<T>, f64) {
-        let c = overlap(self.p.as_ref(), psi);
+        let c = self.project(self.p.as_ref(), psi);
         let dc = matmul(self.d.as_ref(), c.as_ref());
         let e = contract(&c, &dc, weights).iter().sum::<f64>() / 2.0;
         (dc, e)
@@ -217,12 +253,18 @@ impl<T: BandScalar> KProjectors<T> {
         }
         let (dc, _) = self.coefficients(psi, weights);
         let p = projector_matrices(model, kpt, volume, &[Part::Value]).remove(0);
+        // Per direction and projector: this rank's rows' share, summed over the group once.
+        let mut per_column = Vec::with_capacity(3 * self.nproj());
         for dir in 0..3 {
             let dp = Mat::<Complex64>::from_fn(p.nrows(), p.ncols(), |ig, j| {
                 Complex64::new(0.0, -kpt.kpg[ig][dir]) * p[(ig, j)]
             });
             let dpc = overlap(T::from_plane_waves(kpt, &dp).as_ref(), psi);
-            for (i, v) in contract(&dpc, &dc, weights).into_iter().enumerate() {
+            per_column.extend(contract(&dpc, &dc, weights));
+        }
+        sum_over(&self.group, &mut per_column);
+        for (dir, values) in per_column.chunks(self.nproj()).enumerate() {
+            for (i, v) in values.iter().enumerate() {
                 forces[self.atom_of_column[i]][dir] -= v;
             }
         }
@@ -247,9 +289,15 @@ impl<T: BandScalar> KProjectors<T> {
         let pairs: Vec<(usize, usize)> = (0..3).flat_map(|a| (a..3).map(move |b| (a, b))).collect();
         let parts: Vec<Part> = pairs.iter().map(|&(a, b)| Part::Strain(a, b)).collect();
         let mats = projector_matrices(model, kpt, volume, &parts);
-        for (&(a, b), dp) in pairs.iter().zip(&mats) {
-            let dpc = overlap(T::from_plane_waves(kpt, dp).as_ref(), psi);
-            let v: f64 = contract(&dpc, &dc, weights).iter().sum();
+        let mut sums: Vec<f64> = mats
+            .iter()
+            .map(|dp| {
+                let dpc = overlap(T::from_plane_waves(kpt, dp).as_ref(), psi);
+                contract(&dpc, &dc, weights).iter().sum()
+            })
+            .collect();
+        sum_over(&self.group, &mut sums);
+        for (&(a, b), &v) in pairs.iter().zip(&sums) {
             de[a][b] += v;
             if a != b {
                 de[b][a] += v;
@@ -271,7 +319,7 @@ impl<T: BandScalar> KProjectors<T> {
         if self.nproj() == 0 {
             return;
         }
-        let c = overlap(self.p.as_ref(), psi);
+        let c = self.project(self.p.as_ref(), psi);
         let dc = matmul(self.d.as_ref(), c.as_ref());
         matmul_into(out, self.p.as_ref(), dc.as_ref(), true);
     }
@@ -282,7 +330,7 @@ impl<T: BandScalar> KProjectors<T> {
         if self.nproj() == 0 {
             return vec![0.0; nb];
         }
-        let c = overlap(self.p.as_ref(), psi);
+        let c = self.project(self.p.as_ref(), psi);
         let dc = matmul(self.d.as_ref(), c.as_ref());
         (0..nb)
             .map(|n| {

@@ -1,0 +1,243 @@
+//! `KDist`: one k-point's plane waves dealt over the ranks of a G-vector group, and the
+//! transforms of band blocks between those local coefficients and the real-space grid.
+//!
+//! Contract:
+//! - The sticks (z-columns) of the k-point's sphere are dealt by [`DistFft`]; a rank holds the
+//!   coefficients of the G-vectors on its sticks, in the global order of the sphere. The band
+//!   blocks, the kinetic energies and the projectors of the [`Kpoint`](crate::basis::Kpoint)
+//!   use the same rows, so a band block is `local rows × bands` on every rank and no
+//!   coefficient is ever stored twice.
+//! - Γ-point real path: the transform runs on the full sphere (the stored half and its
+//!   mirror), with every stick on the rank of its mirror, so c(-G) = c(G)* is formed locally.
+//!   Real-space points are the rank's slab of z-planes ([`planewave_fft::RealLayout`]).
+//! - Sums over the rows of band vectors (overlaps, norms, projections, energies) are a local
+//!   sum plus [`KDist::sum`] over the group (class G); every rank gets the same bits.
+//! - Densities and potentials stay whole on every rank: a potential is read at the rank's
+//!   real-space points, a density contribution is added at them (the caller sums over the
+//!   group). Distributing the density grid is the next step.
+
+use num_complex::Complex64;
+use planewave_comm::{CommClass, CommExt, Communicator, Element};
+use planewave_fft::{DistFft, DistFftOptions, FftGrid};
+use std::sync::{Arc, Mutex};
+
+/// Complex fields transformed per exchange-and-multiply round (bounds the real-space buffer).
+const FIELDS_PER_ROUND: usize = 16;
+/// Fields per transpose inside a round (one exchange overlaps the next block's work).
+const FIELDS_PER_EXCHANGE: usize = 4;
+
+/// The plan and its buffers (one band block at a time goes through them).
+struct Work {
+    fft: DistFft,
+    real: Vec<Complex64>,
+}
+
+/// A k-point's plane waves on the ranks of one G-vector group.
+pub struct KDist {
+    comm: Arc<dyn Communicator>,
+    work: Mutex<Work>,
+    /// Indices into the k-point's global plane-wave list (half sphere for Γ-real) of the local
+    /// plane waves, ascending.
+    local_pw: Vec<usize>,
+    /// Number of plane waves of the whole sphere (half sphere for Γ-real).
+    npw_global: usize,
+    /// Γ-real: position of each local plane wave and of its mirror in the transform's local
+    /// coefficients (complex: the identity, both empty).
+    plus: Vec<usize>,
+    minus: Vec<usize>,
+    /// Global C-order grid index of each local real-space point.
+    real_index: Vec<usize>,
+    n_coeffs: usize,
+}
+
+impl std::fmt::Debug for KDist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KDist")
+            .field("ranks", &self.comm.size())
+            .field("local_pw", &self.local_pw.len())
+            .field("npw_global", &self.npw_global)
+            .finish()
+    }
+}
+
+impl KDist {
+    /// Deal the plane waves `millers` (the whole sphere, or its stored half with G = 0 first
+    /// for `gamma_real`) over `comm` (collective).
+    pub fn new(
+        comm: Arc<dyn Communicator>,
+        grid: FftGrid,
+        millers: &[[i32; 3]],
+        gamma_real: bool,
+        options: &DistFftOptions,
+    ) -> Result<Self, String> {
+        let n = millers.len();
+        let mut options = *options;
+        options.pair_mirror_sticks = gamma_real;
+        let sphere: Vec<[i32; 3]> = if gamma_real {
+            // The stored half, then the mirrors of all but G = 0.
+            let neg = millers[1..].iter().map(|m| [-m[0], -m[1], -m[2]]);
+            millers.iter().copied().chain(neg).collect()
+        } else {
+            millers.to_vec()
+        };
+        let fft = DistFft::new(comm.clone(), grid, &sphere, &options)?;
+        let local = fft.local_g();
+        let local_pw: Vec<usize> = local.iter().copied().filter(|&g| g < n).collect();
+        let (plus, minus) = if gamma_real {
+            let mut pos = std::collections::HashMap::with_capacity(local.len());
+            for (i, &g) in local.iter().enumerate() {
+                pos.insert(g, i);
+            }
+            let at = |g: usize| {
+                pos.get(&g)
+                    .copied()
+                    .ok_or_else(|| format!("planewave: sphere entry {g} is not on its rank"))
+            };
+            let plus = local_pw.iter().map(|&h| at(h)).collect::<Result<_, _>>()?;
+            let minus = local_pw
+                .iter()
+                .map(|&h| if h == 0 { at(0) } else { at(n + h - 1) })
+                .collect::<Result<_, _>>()?;
+            (plus, minus)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let layout = fft.layout().clone();
+        let real_index = (0..layout.len()).map(|l| layout.global_index(l)).collect();
+        let n_coeffs = fft.n_g_local();
+        Ok(Self {
+            comm,
+            work: Mutex::new(Work {
+                fft,
+                real: Vec::new(),
+            }),
+            local_pw,
+            npw_global: n,
+            plus,
+            minus,
+            real_index,
+            n_coeffs,
+        })
+    }
+
+    /// Indices (into the global plane-wave list) of the local plane waves, ascending.
+    pub fn local_plane_waves(&self) -> &[usize] {
+        &self.local_pw
+    }
+
+    /// Plane waves of the whole sphere (stored half for Γ-real).
+    pub fn npw_global(&self) -> usize {
+        self.npw_global
+    }
+
+    /// Whether this rank holds G = 0 (the first entry of the global list).
+    pub fn holds_g0(&self) -> bool {
+        self.local_pw.first() == Some(&0)
+    }
+
+    /// The group's communicator.
+    pub fn comm(&self) -> &Arc<dyn Communicator> {
+        &self.comm
+    }
+
+    /// Complete a sum over rows: each rank passes its partial sums, all get the total.
+    pub fn sum<E: Element>(&self, data: &mut [E]) {
+        self.comm.allreduce_sum(data, CommClass::GVector);
+    }
+
+    /// Γ-real: (position of G, position of -G) in the transform's local coefficients for each
+    /// local plane wave.
+    pub fn mirror_positions(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.plus.iter().copied().zip(self.minus.iter().copied())
+    }
+
+    /// Coefficients per field in the transform's local order.
+    pub fn n_coeffs(&self) -> usize {
+        self.n_coeffs
+    }
+
+    /// The values of a whole-grid field at this rank's real-space points.
+    pub fn local_values(&self, field: &[f64]) -> Vec<f64> {
+        self.real_index.iter().map(|&i| field[i]).collect()
+    }
+
+    /// `fields` (`nf` complex fields of [`Self::n_coeffs`] local coefficients each) replaced by
+    /// `scale * FFT[v(r) FFT^-1[field]]` with `v` the rank's values of the potential
+    /// ([`Self::local_values`]). Collective.
+    pub fn apply_potential(&self, fields: &mut [Complex64], nf: usize, v: &[f64], scale: f64) {
+        self.rounds(fields, nf, |w, chunk, nb| {
+            let nr = w.fft.n_real_local();
+            let real = grow(&mut w.real, nb * nr);
+            w.fft
+                .backward_bands(chunk, nb, FIELDS_PER_EXCHANGE.min(nb), real);
+            for field in real.chunks_mut(nr) {
+                for (z, x) in field.iter_mut().zip(v) {
+                    *z *= x;
+                }
+            }
+            w.fft
+                .forward_bands_scaled(real, nb, FIELDS_PER_EXCHANGE.min(nb), scale, chunk);
+        });
+    }
+
+    /// `acc[r] += sum_f (wr_f Re(psi_f(r))^2 + wi_f Im(psi_f(r))^2)` at this rank's points of
+    /// the whole grid `acc`, with `psi_f = FFT^-1[field f]` and `weights[f] = (wr_f, wi_f)`.
+    /// `fields` is used as scratch. Collective.
+    pub fn add_density(&self, fields: &mut [Complex64], weights: &[(f64, f64)], acc: &mut [f64]) {
+        let mut at = 0;
+        self.rounds(fields, weights.len(), |w, chunk, nb| {
+            let nr = w.fft.n_real_local();
+            let real = grow(&mut w.real, nb * nr);
+            w.fft
+                .backward_bands(chunk, nb, FIELDS_PER_EXCHANGE.min(nb), real);
+            for field in real.chunks(nr) {
+                let (wr, wi) = weights[at];
+                at += 1;
+                for (&i, z) in self.real_index.iter().zip(field) {
+                    acc[i] += wr * z.re * z.re + wi * z.im * z.im;
+                }
+            }
+        });
+    }
+
+    /// Run `f(work, coefficients of up to FIELDS_PER_ROUND fields, count)` over `fields` in
+    /// rounds; every rank runs the same rounds (collective transforms inside).
+    fn rounds(
+        &self,
+        fields: &mut [Complex64],
+        nf: usize,
+        mut f: impl FnMut(&mut Work, &mut [Complex64], usize),
+    ) {
+        let ng = self.n_coeffs;
+        assert_eq!(fields.len(), nf * ng, "KDist: field coefficients");
+        let mut work = self.work.lock().unwrap_or_else(|e| e.into_inner());
+        let mut start = 0;
+        while start < nf {
+            let nb = FIELDS_PER_ROUND.min(nf - start);
+            f(&mut work, &mut fields[start * ng..(start + nb) * ng], nb);
+            start += nb;
+        }
+    }
+}
+
+/// `m` with every entry summed by `sum` (e.g. over a G-vector group): the matrix is packed
+/// column-major, summed in one call, and unpacked.
+pub fn sum_matrix<T: planewave_linalg::Scalar>(
+    m: planewave_linalg::Mat<T>,
+    sum: impl FnOnce(&mut [T]),
+) -> planewave_linalg::Mat<T> {
+    let (r, c) = (m.nrows(), m.ncols());
+    let mut flat: Vec<T> = (0..c)
+        .flat_map(|j| (0..r).map(move |i| (i, j)))
+        .map(|(i, j)| m[(i, j)])
+        .collect();
+    sum(&mut flat);
+    planewave_linalg::Mat::from_fn(r, c, |i, j| flat[i + j * r])
+}
+
+fn grow(v: &mut Vec<Complex64>, n: usize) -> &mut [Complex64] {
+    if v.len() < n {
+        v.resize(n, Complex64::new(0.0, 0.0));
+    }
+    &mut v[..n]
+}
