@@ -123,9 +123,18 @@ enum Command {
         parallel: ParallelArgs,
     },
     /// Validate an input and print the set-up (cell, k-points, FFT grid, plane waves, memory).
+    ///
+    /// With --ranks N the set-up is made on N in-process ranks: the layout, the plane waves
+    /// each rank of a G-vector group holds, and the memory estimate per rank.
     Check {
         /// Input file (TOML or QE pw.x input).
         input: PathBuf,
+        /// Set up on this many in-process ranks (default 1).
+        #[arg(long)]
+        ranks: Option<usize>,
+        /// k-point groups (the other ranks of a group share its plane waves).
+        #[arg(long)]
+        kpoint_groups: Option<usize>,
     },
     /// Rank the parallel layouts of a run on N ranks by predicted time per SCF iteration,
     /// with memory per rank, and say why the first wins.
@@ -216,13 +225,11 @@ fn main() -> ExitCode {
             parallel,
         } => calculation(&input, json, quiet, &parallel, true),
         _ if serial_elsewhere => ExitCode::SUCCESS,
-        Command::Check { input } => match prepare(&input) {
-            Ok(s) => {
-                report::setup(&s);
-                ExitCode::SUCCESS
-            }
-            Err(e) => fail(&e),
-        },
+        Command::Check {
+            input,
+            ranks,
+            kpoint_groups,
+        } => check(&input, ranks.unwrap_or(1), kpoint_groups),
         Command::Advise {
             input,
             ranks,
@@ -592,6 +599,42 @@ fn relax_summary(
         trajectory.display(),
         json_path.display()
     );
+}
+
+/// `planewave check`: the set-up on `ranks` in-process ranks, printed by rank 0.
+fn check(input: &Path, ranks: usize, kpoint_groups: Option<usize>) -> ExitCode {
+    if ranks == 0 || kpoint_groups == Some(0) {
+        return fail("error: --ranks and --kpoint-groups must be at least 1");
+    }
+    let mut spec = match input::load(input) {
+        Ok(s) => s,
+        Err(e) => return fail(&e.to_string()),
+    };
+    if kpoint_groups.is_some() {
+        spec.parallel.kpoint_groups = kpoint_groups;
+    }
+    // Rank 0 prints the set-up; every rank reports how many plane waves it holds.
+    let per_rank = planewave_comm::Threads::run(ranks, |c| {
+        let root = planewave_comm::Communicator::rank(&c) == 0;
+        let s = setup::build_on(spec.clone(), c.into_arc()).map_err(|e| e.to_string())?;
+        if root {
+            report::setup(&s);
+        }
+        Ok::<_, String>(s.basis.kpoints.iter().map(|k| k.npw()).collect::<Vec<_>>())
+    });
+    let per_rank: Vec<Vec<usize>> = match per_rank.into_iter().collect() {
+        Ok(v) => v,
+        Err(e) => return fail(&e),
+    };
+    if ranks > 1 {
+        println!("plane waves held per rank (k-points of its group; others whole, unused):");
+        for (r, npw) in per_rank.iter().enumerate() {
+            let shown: Vec<String> = npw.iter().take(8).map(|n| n.to_string()).collect();
+            let more = if npw.len() > 8 { " ..." } else { "" };
+            println!("  rank {r}: {}{more}", shown.join(" "));
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 fn prepare(path: &Path) -> Result<setup::Setup, String> {
