@@ -22,6 +22,27 @@ pub struct Energies {
 }
 
 impl Energies {
+    /// The energies of named terms ([`crate::terms::term::Term::name`]); unknown names panic,
+    /// since every term of the functional has a field here.
+    pub fn from_terms<'a>(terms: impl IntoIterator<Item = (&'a str, f64)>) -> Self {
+        let mut e = Energies::default();
+        for (name, v) in terms {
+            let slot = match name {
+                "kinetic" => &mut e.kinetic,
+                "local" => &mut e.local,
+                "nonlocal" => &mut e.nonlocal,
+                "hartree" => &mut e.hartree,
+                "xc" => &mut e.xc,
+                "ewald" => &mut e.ewald,
+                "minus_ts" => &mut e.minus_ts,
+                "core_correction" => continue, // inside xc
+                other => panic!("energy term {other} has no field in Energies"),
+            };
+            *slot += v;
+        }
+        e
+    }
+
     /// Internal energy E (no smearing term).
     pub fn internal(&self) -> f64 {
         self.kinetic + self.local + self.nonlocal + self.hartree + self.xc + self.ewald

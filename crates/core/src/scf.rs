@@ -17,10 +17,8 @@ use crate::occupation::{self, Occupations};
 use crate::parallel::PANIC_RANK_ENV;
 pub use crate::restart::ScfStart;
 use crate::symmetry::DensitySymmetrizer;
-use crate::terms::{
-    ewald::ewald_energy, hartree, kinetic, local::LocalPotential, nonlocal::KProjectors,
-    sphere_to_real, xc,
-};
+use crate::terms::nonlocal::KProjectors;
+use crate::terms::term::{self, Bands, State};
 use num_complex::Complex64;
 use planewave_linalg::Mat;
 use std::time::Instant;
@@ -114,17 +112,34 @@ pub enum Wavefunctions {
     Real(Vec<Vec<Mat<f64>>>),
 }
 
-/// Everything that depends on the positions but not on the density.
+/// Everything that depends on the positions but not on the density (besides the terms).
 struct Fixed<T: BandScalar> {
-    vloc: LocalPotential,
     /// Projectors of the k-points this rank computes (None elsewhere).
     projectors: Vec<Option<KProjectors<T>>>,
-    ewald: f64,
     core: Option<(Vec<Complex64>, Vec<f64>)>,
     symmetrizer: Option<DensitySymmetrizer>,
 }
 
 impl<T: BandScalar> Fixed<T> {
+    /// The state the terms read: `rho`, the core density, and the bands if given.
+    fn state<'a>(
+        &'a self,
+        model: &'a Model,
+        basis: &'a Basis,
+        rho: &'a Density,
+        bands: Option<Bands<'a, T>>,
+        minus_ts: f64,
+    ) -> State<'a, T> {
+        State {
+            model,
+            basis,
+            rho,
+            core: self.core.as_ref(),
+            bands,
+            minus_ts,
+        }
+    }
+
     /// The projectors of k-point `k`, which this rank computes.
     fn proj(&self, k: usize) -> &KProjectors<T> {
         self.projectors[k]
@@ -149,33 +164,6 @@ fn from_mix(g: &[Vec<Complex64>]) -> Vec<Vec<Complex64>> {
     let u = g[0].iter().zip(&g[1]).map(|(t, m)| 0.5 * (t + m)).collect();
     let d = g[0].iter().zip(&g[1]).map(|(t, m)| 0.5 * (t - m)).collect();
     vec![u, d]
-}
-
-/// Potentials (per spin, on the grid) and the density-dependent energies for a density.
-fn potentials<T: BandScalar>(
-    model: &Model,
-    basis: &Basis,
-    fixed: &Fixed<T>,
-    rho: &Density,
-) -> (Vec<Vec<f64>>, f64, f64, f64) {
-    let total_g = rho.total_g();
-    let (vh_g, e_h) = hartree::potential_and_energy(basis, &total_g);
-    let vh_r = sphere_to_real(basis, &vh_g);
-    let (xc_r, xc_g) = density::with_core(rho, fixed.core.as_ref());
-    let xcres = xc::compute(model.functional, basis, &xc_r, &xc_g);
-    let v: Vec<Vec<f64>> = xcres
-        .potential
-        .iter()
-        .map(|vx| {
-            vx.iter()
-                .zip(&vh_r)
-                .zip(&fixed.vloc.values_r)
-                .map(|((a, b), c)| a + b + c)
-                .collect()
-        })
-        .collect();
-    let e_loc = fixed.vloc.energy(basis, &rho.total_r());
-    (v, e_h, xcres.energy, e_loc)
 }
 
 /// Run the SCF for `model` on `basis`. `on_iteration` is called after every iteration.
@@ -242,7 +230,6 @@ fn run_with<T: BandScalar>(
     let nk = basis.kpoints.len();
     let par = &*basis.parallel;
     let fixed = Fixed {
-        vloc: LocalPotential::new(model, basis),
         projectors: basis
             .kpoints
             .iter()
@@ -252,7 +239,6 @@ fn run_with<T: BandScalar>(
                     .then(|| KProjectors::new(model, kpt, basis.volume))
             })
             .collect(),
-        ewald: ewald_energy(&model.crystal, &model.atom_charges()),
         core: density::core_density(model, basis),
         symmetrizer: if model.symmetries.len() > 1 {
             Some(DensitySymmetrizer::new(
@@ -263,6 +249,7 @@ fn run_with<T: BandScalar>(
             None
         },
     };
+    let terms = term::standard(model, basis, Some(&fixed.projectors));
     let weights: Vec<f64> = basis.kpoints.iter().map(|k| k.weight).collect();
     let (start_density, start_psi) = start;
     let mut rho_in = match start_density {
@@ -333,7 +320,7 @@ fn run_with<T: BandScalar>(
             panic!("injected panic ({PANIC_RANK_ENV}) in the first SCF iteration");
         }
         let t0 = Instant::now();
-        let (veff, _, _, _) = potentials(model, basis, &fixed, &rho_in);
+        let veff = term::total_potential(&terms, &fixed.state(model, basis, &rho_in, None, 0.0));
         timings.potentials += t0.elapsed().as_secs_f64();
         // Eigensolver tolerance follows the SCF: loose early, tight near convergence, and always
         // well below what the density residual can resolve (errors in the N occupied bands add
@@ -368,28 +355,18 @@ fn run_with<T: BandScalar>(
         timings.density += t0.elapsed().as_secs_f64();
         // Energies of (psi, rho_out).
         let t0 = Instant::now();
-        let (_, e_h, e_xc, e_loc) = potentials(model, basis, &fixed, &rho_out);
-        let mut band_sums = [0.0; 2];
-        for (s, k) in par.owned_blocks(nspin, nk) {
-            let (kpt, x) = (&basis.kpoints[k], &psi[s][k]);
-            let tk = kinetic::band_energies(kpt, x);
-            let nl = fixed.proj(k).band_energies(x.as_ref());
-            for b in 0..params.nbands {
-                let w = kpt.weight * occ.occ[s][k][b];
-                band_sums[0] += w * tk[b];
-                band_sums[1] += w * nl[b];
-            }
-        }
-        par.sum_over_kgroups(&mut band_sums);
-        let energies = Energies {
-            kinetic: band_sums[0],
-            local: e_loc,
-            nonlocal: band_sums[1],
-            hartree: e_h,
-            xc: e_xc,
-            ewald: fixed.ewald,
-            minus_ts: occ.minus_ts,
+        let band_weights = term::band_weights(basis, &occ.occ);
+        let bands = Bands {
+            psi: &psi,
+            weights: &band_weights,
         };
+        let state = fixed.state(model, basis, &rho_out, Some(bands), occ.minus_ts);
+        let energies = Energies::from_terms(
+            terms
+                .iter()
+                .map(|t| (t.name(), t.energy(&state).complete(par)))
+                .collect::<Vec<_>>(),
+        );
         timings.potentials += t0.elapsed().as_secs_f64();
         let mix_in = to_mix(&rho_in.g);
         let mix_out = to_mix(&rho_out.g);

@@ -36,9 +36,52 @@ fn triples(n: [i32; 3]) -> impl Iterator<Item = [i32; 3]> {
         .flat_map(move |a| (-n[1]..=n[1]).flat_map(move |b| (-n[2]..=n[2]).map(move |c| [a, b, c])))
 }
 
+/// Forces (per atom) and stress of the Ewald term.
+type ForcesStress = (Vec<[f64; 3]>, [[f64; 3]; 3]);
+
+/// The ion-ion (Ewald) term: depends on the positions only, computed once.
+pub struct Ewald {
+    energy: f64,
+    forces_stress: std::sync::OnceLock<ForcesStress>,
+    crystal: Crystal,
+    charges: Vec<f64>,
+}
+
+impl Ewald {
+    /// The Ewald term of `model`'s ions.
+    pub fn new(model: &crate::model::Model) -> Self {
+        let charges = model.atom_charges();
+        Self {
+            energy: ewald_energy(&model.crystal, &charges),
+            forces_stress: std::sync::OnceLock::new(),
+            crystal: model.crystal.clone(),
+            charges,
+        }
+    }
+    fn forces_stress(&self) -> &ForcesStress {
+        self.forces_stress
+            .get_or_init(|| ewald_forces_stress(&self.crystal, &self.charges))
+    }
+}
+
+impl<T: crate::bands::BandScalar> super::term::Term<T> for Ewald {
+    fn name(&self) -> &'static str {
+        "ewald"
+    }
+    fn energy(&self, _s: &super::term::State<'_, T>) -> super::term::Share<f64> {
+        super::term::Share::Whole(self.energy)
+    }
+    fn forces(&self, _s: &super::term::State<'_, T>) -> Option<super::term::Share<Vec<[f64; 3]>>> {
+        Some(super::term::Share::Whole(self.forces_stress().0.clone()))
+    }
+    fn stress(&self, _s: &super::term::State<'_, T>) -> Option<super::term::Share<[[f64; 3]; 3]>> {
+        Some(super::term::Share::Whole(self.forces_stress().1))
+    }
+}
+
 /// Ewald forces (Ha/bohr, one per atom) and stress (Ha/bohr^3, Quantum ESPRESSO sign:
 /// `sigma = -(1/Omega) dE/d eps`), by differentiating both lattice sums analytically.
-pub fn ewald_forces_stress(crystal: &Crystal, charges: &[f64]) -> (Vec<[f64; 3]>, [[f64; 3]; 3]) {
+pub fn ewald_forces_stress(crystal: &Crystal, charges: &[f64]) -> ForcesStress {
     let (_, f, s) = ewald(crystal, charges, default_eta(crystal));
     (f, s)
 }

@@ -1,8 +1,31 @@
 //! Hartree: V_H(G) = 4 pi rho(G) / G^2 (G != 0), E_H = (Omega/2) sum_G 4 pi |rho(G)|^2 / G^2.
 
+use super::term::{Share, State, Term};
+use crate::bands::BandScalar;
 use crate::basis::Basis;
 use num_complex::Complex64;
 use std::f64::consts::PI;
+
+/// The Hartree term.
+pub struct Hartree;
+
+impl<T: BandScalar> Term<T> for Hartree {
+    fn name(&self) -> &'static str {
+        "hartree"
+    }
+    fn energy(&self, s: &State<'_, T>) -> Share<f64> {
+        Share::Whole(potential_and_energy(s.basis, &s.rho.total_g()).1)
+    }
+    fn potential(&self, s: &State<'_, T>) -> Option<Vec<Vec<f64>>> {
+        let (v_g, _) = potential_and_energy(s.basis, &s.rho.total_g());
+        Some(vec![super::sphere_to_real(s.basis, &v_g); s.rho.r.len()])
+    }
+    fn stress(&self, s: &State<'_, T>) -> Option<Share<[[f64; 3]; 3]>> {
+        let rho_g = s.rho.total_g();
+        let (_, e_h) = potential_and_energy(s.basis, &rho_g);
+        Some(Share::Whole(stress(s.basis, &rho_g, e_h)))
+    }
+}
 
 /// Hartree potential on the density sphere and the Hartree energy, from the total rho(G).
 pub fn potential_and_energy(basis: &Basis, rho_g: &[Complex64]) -> (Vec<Complex64>, f64) {

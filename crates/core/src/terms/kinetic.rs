@@ -1,8 +1,49 @@
 //! Kinetic energy: diagonal in plane waves, |k+G|^2/2 (applied inside
 //! [`crate::bands::BandScalar::apply_local`]).
 
+use super::term::{Share, State, Term};
+use crate::bands::BandScalar;
 use crate::basis::Kpoint;
 use planewave_linalg::{Mat, MatRef, Scalar};
+
+/// The kinetic-energy term: energy and stress of the occupied bands.
+pub struct Kinetic;
+
+impl<T: BandScalar> Term<T> for Kinetic {
+    fn name(&self) -> &'static str {
+        "kinetic"
+    }
+
+    fn energy(&self, s: &State<'_, T>) -> Share<f64> {
+        let Some(b) = s.bands else {
+            return Share::Whole(0.0);
+        };
+        let par = &s.basis.parallel;
+        let mut e = 0.0;
+        for (sp, k) in par.owned_blocks(b.psi.len(), s.basis.kpoints.len()) {
+            let t = band_energies(&s.basis.kpoints[k], &b.psi[sp][k]);
+            e += t
+                .iter()
+                .zip(&b.weights[sp][k])
+                .map(|(t, w)| w * t)
+                .sum::<f64>();
+        }
+        Share::Blocks(e)
+    }
+
+    fn stress(&self, s: &State<'_, T>) -> Option<Share<[[f64; 3]; 3]>> {
+        let b = s.bands?;
+        let par = &s.basis.parallel;
+        let mut out = [[0.0; 3]; 3];
+        par.time_block_work(|| {
+            for (sp, k) in par.owned_blocks(b.psi.len(), s.basis.kpoints.len()) {
+                let (kpt, w) = (&s.basis.kpoints[k], &b.weights[sp][k]);
+                add_stress(kpt, b.psi[sp][k].as_ref(), w, s.basis.volume, &mut out);
+            }
+        });
+        Some(Share::Blocks(out))
+    }
+}
 
 /// `<psi_n|T|psi_n>` for every band (column) of the block (collective on the k-point's
 /// G-vector group).

@@ -4,9 +4,47 @@
 //! so E_loc = \int V_loc rho includes E_alphaZ = N_el/Omega sum alpha, and eigenvalues carry that
 //! shift as in Quantum ESPRESSO.
 
+use super::term::{Share, State, Term};
+use crate::bands::BandScalar;
 use crate::basis::Basis;
 use crate::model::Model;
 use num_complex::Complex64;
+
+/// The local-pseudopotential term (V_loc built once for the positions).
+pub struct Local<'a> {
+    model: &'a Model,
+    v: LocalPotential,
+}
+
+impl<'a> Local<'a> {
+    /// V_loc of `model` on `basis`.
+    pub fn new(model: &'a Model, basis: &Basis) -> Self {
+        Self {
+            model,
+            v: LocalPotential::new(model, basis),
+        }
+    }
+}
+
+impl<T: BandScalar> Term<T> for Local<'_> {
+    fn name(&self) -> &'static str {
+        "local"
+    }
+    fn energy(&self, s: &State<'_, T>) -> Share<f64> {
+        Share::Whole(self.v.energy(s.basis, &s.rho.total_r()))
+    }
+    fn potential(&self, s: &State<'_, T>) -> Option<Vec<Vec<f64>>> {
+        Some(vec![self.v.values_r.clone(); s.rho.r.len()])
+    }
+    fn forces(&self, s: &State<'_, T>) -> Option<Share<Vec<[f64; 3]>>> {
+        Some(Share::Whole(forces(self.model, s.basis, &s.rho.total_g())))
+    }
+    fn stress(&self, s: &State<'_, T>) -> Option<Share<[[f64; 3]; 3]>> {
+        let e_loc = self.v.energy(s.basis, &s.rho.total_r());
+        let rho_g = s.rho.total_g();
+        Some(Share::Whole(stress(self.model, s.basis, &rho_g, e_loc)))
+    }
+}
 
 /// The local pseudopotential on the density sphere and on the grid.
 #[derive(Debug, Clone)]

@@ -1,14 +1,19 @@
-//! The energy terms of the Kohn–Sham functional, one file each.
+//! The energy terms of the Kohn–Sham functional, one file each, behind one interface
+//! ([`term::Term`]; the list is [`term::standard`]).
 //!
 //! Density terms ([`local`], [`hartree`], [`xc`]) turn a density into a potential on the FFT grid
 //! and an energy; wavefunction terms ([`kinetic`], [`nonlocal`]) act on blocks of bands;
-//! [`ewald`] depends on the ions only. Energies are in Ha, potentials in Ha on the grid.
+//! [`ewald`] depends on the ions only; [`core_correction`] gives the NLCC forces and stress and
+//! [`entropy`] the smearing -TS. Energies are in Ha, potentials in Ha on the grid.
 
+pub mod core_correction;
+pub mod entropy;
 pub mod ewald;
 pub mod hartree;
 pub mod kinetic;
 pub mod local;
 pub mod nonlocal;
+pub mod term;
 pub mod xc;
 
 /// The phase -G.tau = -2 pi m.x of Miller index `m` at fractional position `x`.

@@ -8,6 +8,7 @@
 //! On a k-point dealt over a G-vector group P holds the local rows: P^H psi is a local GEMM plus
 //! one sum over the group per band block, so the work splits over G, never by atom.
 
+use super::term::{Bands, Share, State, Term};
 use crate::bands::BandScalar;
 use crate::basis::Kpoint;
 use crate::model::Model;
@@ -339,6 +340,94 @@ impl<T: BandScalar> KProjectors<T> {
                     .sum()
             })
             .collect()
+    }
+}
+
+/// The nonlocal term: energy, forces and stress of the occupied bands.
+pub struct Nonlocal<'a, T: BandScalar> {
+    /// Projectors of the k-points this rank computes, when the caller has them.
+    projectors: Option<&'a [Option<KProjectors<T>>]>,
+}
+
+impl<'a, T: BandScalar> Nonlocal<'a, T> {
+    /// The term, reusing `projectors` (indexed by k-point) when given.
+    pub fn new(projectors: Option<&'a [Option<KProjectors<T>>]>) -> Self {
+        Self { projectors }
+    }
+
+    /// Call `f(k-point, its projectors, band block, band weights)` for every (spin, k) block
+    /// this rank computes (projectors built once per k-point unless cached), timed as block
+    /// work.
+    fn for_each_block(
+        &self,
+        s: &State<'_, T>,
+        b: Bands<'_, T>,
+        mut f: impl FnMut(&Kpoint, &KProjectors<T>, MatRef<'_, T>, &[f64]),
+    ) {
+        let (basis, par) = (s.basis, &*s.basis.parallel);
+        par.time_block_work(|| {
+            for (k, kpt) in basis.kpoints.iter().enumerate() {
+                if !par.owns_kpoint(b.psi.len(), k) {
+                    continue;
+                }
+                let built;
+                let proj = match self.projectors.and_then(|p| p[k].as_ref()) {
+                    Some(p) => p,
+                    None => {
+                        built = KProjectors::<T>::new(s.model, kpt, basis.volume);
+                        &built
+                    }
+                };
+                for (sp, (psi_s, w_s)) in b.psi.iter().zip(b.weights).enumerate() {
+                    if par.owns(sp, k) {
+                        f(kpt, proj, psi_s[k].as_ref(), &w_s[k]);
+                    }
+                }
+            }
+        });
+    }
+}
+
+impl<T: BandScalar> Term<T> for Nonlocal<'_, T> {
+    fn name(&self) -> &'static str {
+        "nonlocal"
+    }
+
+    fn energy(&self, s: &State<'_, T>) -> Share<f64> {
+        let Some(b) = s.bands else {
+            return Share::Whole(0.0);
+        };
+        let mut e = 0.0;
+        self.for_each_block(s, b, |_, proj, x, w| {
+            let nl = proj.band_energies(x);
+            e += nl.iter().zip(w).map(|(e, w)| w * e).sum::<f64>();
+        });
+        Share::Blocks(e)
+    }
+
+    fn forces(&self, s: &State<'_, T>) -> Option<Share<Vec<[f64; 3]>>> {
+        let b = s.bands?;
+        let mut out = vec![[0.0; 3]; s.model.crystal.atoms.len()];
+        self.for_each_block(s, b, |kpt, proj, x, w| {
+            let f = proj.forces(s.model, kpt, s.basis.volume, x, w);
+            for (o, v) in out.iter_mut().zip(&f) {
+                (0..3).for_each(|c| o[c] += v[c]);
+            }
+        });
+        Some(Share::Blocks(out))
+    }
+
+    fn stress(&self, s: &State<'_, T>) -> Option<Share<[[f64; 3]; 3]>> {
+        let b = s.bands?;
+        let mut out = [[0.0; 3]; 3];
+        let omega = s.basis.volume;
+        self.for_each_block(s, b, |kpt, proj, x, w| {
+            let de = proj.strain_derivative(s.model, kpt, omega, x, w);
+            for (o, d) in out.iter_mut().flatten().zip(de.iter().flatten()) {
+                *o -= d / omega;
+            }
+        });
+        Some(Share::Blocks(out))
     }
 }
 

@@ -5,9 +5,55 @@
 //! (spin: h_up = 2 v_uu grad rho_up + v_ud grad rho_dn), the divergence taken on the density
 //! sphere as Quantum ESPRESSO does. E_xc = (Omega/N) sum_r e(r).
 
+use super::term::{Share, State, Term};
+use crate::bands::BandScalar;
 use crate::basis::Basis;
 use crate::xc::{evaluate, n_sigma, Functional};
 use num_complex::Complex64;
+
+/// The exchange-correlation term (the NLCC core density included in what it sees).
+pub struct Xc;
+
+/// The functional evaluated on the state's densities plus their core share, with those
+/// grid densities.
+fn evaluate_state<T: BandScalar>(s: &State<'_, T>) -> (XcResult, Vec<Vec<f64>>) {
+    let (xr, xg) = crate::density::with_core(s.rho, s.core);
+    (compute(s.model.functional, s.basis, &xr, &xg), xr)
+}
+
+impl<T: BandScalar> Term<T> for Xc {
+    fn name(&self) -> &'static str {
+        "xc"
+    }
+    fn energy(&self, s: &State<'_, T>) -> Share<f64> {
+        Share::Whole(evaluate_state(s).0.energy)
+    }
+    fn potential(&self, s: &State<'_, T>) -> Option<Vec<Vec<f64>>> {
+        Some(evaluate_state(s).0.potential)
+    }
+    /// `sigma = -(1/Omega) [(E_xc - int v rho_xc) delta - T_grad]` (the core shape term is the
+    /// core correction's).
+    fn stress(&self, s: &State<'_, T>) -> Option<Share<[[f64; 3]; 3]>> {
+        let (xcr, xr) = evaluate_state(s);
+        let omega = s.basis.volume;
+        let dv = omega / s.basis.grid_len() as f64;
+        let v_rho: f64 = xcr
+            .potential
+            .iter()
+            .zip(&xr)
+            .map(|(v, r)| v.iter().zip(r).map(|(a, b)| a * b).sum::<f64>())
+            .sum::<f64>()
+            * dv;
+        let mut out = [[0.0; 3]; 3];
+        for (a, row) in out.iter_mut().enumerate() {
+            for (b, x) in row.iter_mut().enumerate() {
+                let diag = if a == b { xcr.energy - v_rho } else { 0.0 };
+                *x = (xcr.gradient_tensor[a][b] - diag) / omega;
+            }
+        }
+        Some(Share::Whole(out))
+    }
+}
 
 /// XC energy (Ha) and potential per spin channel on the grid (Ha).
 #[derive(Debug, Clone)]

@@ -1,0 +1,170 @@
+//! `Term`: the one interface of the energy terms, and the driver side of it.
+//!
+//! Contract:
+//! - A term reads a [`State`] (model, basis, density, bands with their weights) and gives its
+//!   energy, its part of the local potential (density terms), its forces and its stress; what
+//!   it does not contribute it leaves at the defaults (`None`, zero).
+//! - Terms compute from this rank's data and say how far their result is summed with a
+//!   [`Share`]: `Whole` (the same on every rank: density and ion terms, whose grids are whole
+//!   on every rank) or `Blocks` (this rank's k-point group's sum over the (spin, k) blocks it
+//!   owns; sums over plane waves inside a block are complete over the G-vector group, as in
+//!   the block algebra). The driver ([`Share::complete`]) does the sum over the k-point
+//!   groups, in one place.
+//! - [`standard`] lists the terms of the Kohn–Sham functional in a fixed order; the SCF loop,
+//!   forces and stress iterate over it, so a new term touches its own file and that list.
+
+use crate::bands::BandScalar;
+use crate::basis::Basis;
+use crate::density::Density;
+use crate::model::Model;
+use crate::parallel::Parallel;
+use num_complex::Complex64;
+use planewave_linalg::Mat;
+
+/// Band data of a state: `psi[s][k]` (empty for blocks another k-point group computes) and
+/// the band weights `w[s][k][n]` (k-point weight times occupation).
+#[derive(Clone, Copy)]
+pub struct Bands<'a, T: BandScalar> {
+    /// Wavefunctions per spin channel and k-point.
+    pub psi: &'a [Vec<Mat<T>>],
+    /// Band weights per spin channel and k-point.
+    pub weights: &'a [Vec<Vec<f64>>],
+}
+
+/// Band weights (k-point weight times occupation) of every (spin, k) for occupations
+/// `occ[s][k][n]`.
+pub fn band_weights(basis: &Basis, occ: &[Vec<Vec<f64>>]) -> Vec<Vec<Vec<f64>>> {
+    occ.iter()
+        .map(|occ_s| {
+            basis
+                .kpoints
+                .iter()
+                .zip(occ_s)
+                .map(|(k, o)| o.iter().map(|f| f * k.weight).collect())
+                .collect()
+        })
+        .collect()
+}
+
+/// What the terms read.
+pub struct State<'a, T: BandScalar> {
+    /// The physical system.
+    pub model: &'a Model,
+    /// The discretisation and the run's layout.
+    pub basis: &'a Basis,
+    /// The density (per spin channel).
+    pub rho: &'a Density,
+    /// The NLCC core density (sphere, grid), if any species has one.
+    pub core: Option<&'a (Vec<Complex64>, Vec<f64>)>,
+    /// The occupied bands (None for density-only uses such as the potential).
+    pub bands: Option<Bands<'a, T>>,
+    /// -TS of the occupations (Ha).
+    pub minus_ts: f64,
+}
+
+/// A contribution and how far it is summed.
+#[derive(Debug, Clone)]
+pub enum Share<V> {
+    /// The same on every rank.
+    Whole(V),
+    /// This rank's k-point group's sum over its (spin, k) blocks.
+    Blocks(V),
+}
+
+/// Values the driver can sum over k-point groups.
+pub trait Summable {
+    /// The values as one flat slice.
+    fn flat_mut(&mut self) -> &mut [f64];
+}
+
+impl Summable for f64 {
+    fn flat_mut(&mut self) -> &mut [f64] {
+        std::slice::from_mut(self)
+    }
+}
+
+impl Summable for Vec<[f64; 3]> {
+    fn flat_mut(&mut self) -> &mut [f64] {
+        self.as_flattened_mut()
+    }
+}
+
+impl Summable for [[f64; 3]; 3] {
+    fn flat_mut(&mut self) -> &mut [f64] {
+        self.as_flattened_mut()
+    }
+}
+
+impl<V: Summable> Share<V> {
+    /// The whole value on every rank: block shares summed over the k-point groups of `par`
+    /// (collective when the share is `Blocks`).
+    pub fn complete(self, par: &Parallel) -> V {
+        match self {
+            Share::Whole(v) => v,
+            Share::Blocks(mut v) => {
+                par.sum_over_kgroups(v.flat_mut());
+                v
+            }
+        }
+    }
+}
+
+/// One energy term of the Kohn–Sham functional.
+pub trait Term<T: BandScalar> {
+    /// Name in reports and the results JSON ("kinetic", "local", ...).
+    fn name(&self) -> &'static str;
+    /// Energy (Ha).
+    fn energy(&self, s: &State<'_, T>) -> Share<f64>;
+    /// This term's part of the local potential, per spin channel on the grid (Ha).
+    fn potential(&self, _s: &State<'_, T>) -> Option<Vec<Vec<f64>>> {
+        None
+    }
+    /// Forces `-dE/dtau` (Ha/bohr, per atom; not yet symmetrised).
+    fn forces(&self, _s: &State<'_, T>) -> Option<Share<Vec<[f64; 3]>>> {
+        None
+    }
+    /// Stress `-(1/Omega) dE/d eps` (Ha/bohr^3, QE sign; not yet symmetrised).
+    fn stress(&self, _s: &State<'_, T>) -> Option<Share<[[f64; 3]; 3]>> {
+        None
+    }
+}
+
+/// The terms of the Kohn–Sham functional of `model` on `basis`, in report order. `projectors`:
+/// the nonlocal projectors of the k-points this rank computes, when the caller already has
+/// them (the SCF); otherwise they are built when needed.
+pub fn standard<'a, T: BandScalar + 'a>(
+    model: &'a Model,
+    basis: &'a Basis,
+    projectors: Option<&'a [Option<super::nonlocal::KProjectors<T>>]>,
+) -> Vec<Box<dyn Term<T> + 'a>> {
+    vec![
+        Box::new(super::kinetic::Kinetic),
+        Box::new(super::local::Local::new(model, basis)),
+        Box::new(super::nonlocal::Nonlocal::new(projectors)),
+        Box::new(super::hartree::Hartree),
+        Box::new(super::xc::Xc),
+        Box::new(super::ewald::Ewald::new(model)),
+        Box::new(super::core_correction::CoreCorrection),
+        Box::new(super::entropy::Entropy),
+    ]
+}
+
+/// The total local potential per spin channel: the sum of the terms' potentials.
+pub fn total_potential<T: BandScalar>(
+    terms: &[Box<dyn Term<T> + '_>],
+    s: &State<'_, T>,
+) -> Vec<Vec<f64>> {
+    let nspin = s.rho.r.len();
+    let n = s.basis.grid_len();
+    let mut v = vec![vec![0.0; n]; nspin];
+    for t in terms {
+        if let Some(p) = t.potential(s) {
+            for (vs, ps) in v.iter_mut().zip(&p) {
+                for (a, b) in vs.iter_mut().zip(ps) {
+                    *a += b;
+                }
+            }
+        }
+    }
+    v
+}
