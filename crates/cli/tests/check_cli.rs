@@ -1,0 +1,63 @@
+//! `planewave check --ranks N`: the set-up on N in-process ranks lists the plane waves each
+//! rank of a G-vector group holds; they partition every k-point's sphere whatever N is.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn check(args: &[&str]) -> (Option<i32>, String, String) {
+    let input =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/qe/si2_lda_gth/pw.in");
+    let out = Command::new(env!("CARGO_BIN_EXE_planewave"))
+        .arg("check")
+        .arg(&input)
+        .args(args)
+        .output()
+        .expect("the planewave binary runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Per k-point, the plane waves summed over the ranks of the table `check` prints.
+fn summed_over_ranks(stdout: &str, ranks: usize) -> Vec<usize> {
+    let rows: Vec<Vec<usize>> = stdout
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("rank "))
+        .map(|l| {
+            let (_, counts) = l.split_once(':').expect("rank r: counts");
+            counts
+                .split_whitespace()
+                .filter_map(|c| c.parse().ok())
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), ranks, "{stdout}");
+    (0..rows[0].len())
+        .map(|k| rows.iter().map(|r| r[k]).sum())
+        .collect()
+}
+
+#[test]
+fn plane_waves_per_rank_partition_each_sphere() {
+    let (code2, out2, err2) = check(&["--ranks", "2", "--kpoint-groups", "1"]);
+    assert_eq!(code2, Some(0), "{err2}");
+    assert!(out2.contains("estimated memory"), "{out2}");
+    let (code3, out3, err3) = check(&["--ranks", "3", "--kpoint-groups", "1"]);
+    assert_eq!(code3, Some(0), "{err3}");
+    let two = summed_over_ranks(&out2, 2);
+    let three = summed_over_ranks(&out3, 3);
+    assert!(!two.is_empty() && two.iter().all(|&n| n > 100), "{out2}");
+    assert_eq!(two, three, "the ranks' shares add up to the same spheres");
+}
+
+#[test]
+fn check_refuses_zero_ranks() {
+    let (code, _, err) = check(&["--ranks", "0"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("--ranks and --kpoint-groups must be at least 1"),
+        "{err}"
+    );
+}
