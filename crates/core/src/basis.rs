@@ -373,13 +373,21 @@ impl Basis {
         if comm.size() == 1 {
             return Ok(());
         }
+        let real = crate::gvectors::RealBuffer::default();
         for k in 0..self.kpoints.len() {
             let kpt = &self.kpoints[k];
             if !which(k) || kpt.dist.is_some() {
                 continue;
             }
             let gamma_real = kpt.is_gamma_real();
-            let dist = KDist::new(comm.clone(), self.grid, &kpt.millers, gamma_real, options)?;
+            let dist = KDist::new(
+                comm.clone(),
+                self.grid,
+                &kpt.millers,
+                gamma_real,
+                options,
+                real.clone(),
+            )?;
             let pw: Vec<([i32; 3], [f64; 3])> = dist
                 .local_plane_waves()
                 .iter()

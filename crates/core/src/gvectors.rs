@@ -26,16 +26,15 @@ const FIELDS_PER_ROUND: usize = 16;
 /// Fields per transpose inside a round (one exchange overlaps the next block's work).
 const FIELDS_PER_EXCHANGE: usize = 4;
 
-/// The plan and its buffers (one band block at a time goes through them).
-struct Work {
-    fft: DistFft,
-    real: Vec<Complex64>,
-}
+/// The real-space buffer of a G-vector group's transforms: one per group, shared by the plans
+/// of all its k-points (the real-space layout is the same for every sphere of the grid).
+pub type RealBuffer = Arc<Mutex<Vec<Complex64>>>;
 
 /// A k-point's plane waves on the ranks of one G-vector group.
 pub struct KDist {
     comm: Arc<dyn Communicator>,
-    work: Mutex<Work>,
+    fft: Mutex<DistFft>,
+    real: RealBuffer,
     /// Indices into the k-point's global plane-wave list (half sphere for Γ-real) of the local
     /// plane waves, ascending.
     local_pw: Vec<usize>,
@@ -62,13 +61,14 @@ impl std::fmt::Debug for KDist {
 
 impl KDist {
     /// Deal the plane waves `millers` (the whole sphere, or its stored half with G = 0 first
-    /// for `gamma_real`) over `comm` (collective).
+    /// for `gamma_real`) over `comm` (collective); transforms use the group's `real` buffer.
     pub fn new(
         comm: Arc<dyn Communicator>,
         grid: FftGrid,
         millers: &[[i32; 3]],
         gamma_real: bool,
         options: &DistFftOptions,
+        real: RealBuffer,
     ) -> Result<Self, String> {
         let n = millers.len();
         let mut options = *options;
@@ -107,10 +107,8 @@ impl KDist {
         let n_coeffs = fft.n_g_local();
         Ok(Self {
             comm,
-            work: Mutex::new(Work {
-                fft,
-                real: Vec::new(),
-            }),
+            fft: Mutex::new(fft),
+            real,
             local_pw,
             npw_global: n,
             plus,
@@ -165,18 +163,16 @@ impl KDist {
     /// `scale * FFT[v(r) FFT^-1[field]]` with `v` the rank's values of the potential
     /// ([`Self::local_values`]). Collective.
     pub fn apply_potential(&self, fields: &mut [Complex64], nf: usize, v: &[f64], scale: f64) {
-        self.rounds(fields, nf, |w, chunk, nb| {
-            let nr = w.fft.n_real_local();
-            let real = grow(&mut w.real, nb * nr);
-            w.fft
-                .backward_bands(chunk, nb, FIELDS_PER_EXCHANGE.min(nb), real);
+        self.rounds(fields, nf, |fft, real, chunk, nb| {
+            let nr = fft.n_real_local();
+            let real = grow(real, nb * nr);
+            fft.backward_bands(chunk, nb, FIELDS_PER_EXCHANGE.min(nb), real);
             for field in real.chunks_mut(nr) {
                 for (z, x) in field.iter_mut().zip(v) {
                     *z *= x;
                 }
             }
-            w.fft
-                .forward_bands_scaled(real, nb, FIELDS_PER_EXCHANGE.min(nb), scale, chunk);
+            fft.forward_bands_scaled(real, nb, FIELDS_PER_EXCHANGE.min(nb), scale, chunk);
         });
     }
 
@@ -185,11 +181,10 @@ impl KDist {
     /// `fields` is used as scratch. Collective.
     pub fn add_density(&self, fields: &mut [Complex64], weights: &[(f64, f64)], acc: &mut [f64]) {
         let mut at = 0;
-        self.rounds(fields, weights.len(), |w, chunk, nb| {
-            let nr = w.fft.n_real_local();
-            let real = grow(&mut w.real, nb * nr);
-            w.fft
-                .backward_bands(chunk, nb, FIELDS_PER_EXCHANGE.min(nb), real);
+        self.rounds(fields, weights.len(), |fft, real, chunk, nb| {
+            let nr = fft.n_real_local();
+            let real = grow(real, nb * nr);
+            fft.backward_bands(chunk, nb, FIELDS_PER_EXCHANGE.min(nb), real);
             for field in real.chunks(nr) {
                 let (wr, wi) = weights[at];
                 at += 1;
@@ -200,21 +195,27 @@ impl KDist {
         });
     }
 
-    /// Run `f(work, coefficients of up to FIELDS_PER_ROUND fields, count)` over `fields` in
-    /// rounds; every rank runs the same rounds (collective transforms inside).
+    /// Run `f(plan, real buffer, coefficients of up to FIELDS_PER_ROUND fields, count)` over
+    /// `fields` in rounds; every rank runs the same rounds (collective transforms inside).
     fn rounds(
         &self,
         fields: &mut [Complex64],
         nf: usize,
-        mut f: impl FnMut(&mut Work, &mut [Complex64], usize),
+        mut f: impl FnMut(&mut DistFft, &mut Vec<Complex64>, &mut [Complex64], usize),
     ) {
         let ng = self.n_coeffs;
         assert_eq!(fields.len(), nf * ng, "KDist: field coefficients");
-        let mut work = self.work.lock().unwrap_or_else(|e| e.into_inner());
+        let mut fft = self.fft.lock().unwrap_or_else(|e| e.into_inner());
+        let mut real = self.real.lock().unwrap_or_else(|e| e.into_inner());
         let mut start = 0;
         while start < nf {
             let nb = FIELDS_PER_ROUND.min(nf - start);
-            f(&mut work, &mut fields[start * ng..(start + nb) * ng], nb);
+            f(
+                &mut fft,
+                &mut real,
+                &mut fields[start * ng..(start + nb) * ng],
+                nb,
+            );
             start += nb;
         }
     }
