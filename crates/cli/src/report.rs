@@ -88,6 +88,9 @@ pub fn setup(s: &Setup) {
         "estimated memory {:.1} MiB per rank",
         s.memory_estimate / 1048576.0
     );
+    for n in &s.notes {
+        println!("note: {n}");
+    }
     for w in &s.warnings {
         println!("warning: {w}");
     }

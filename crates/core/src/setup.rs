@@ -34,6 +34,8 @@ pub struct Setup {
     pub memory_estimate: f64,
     /// Non-fatal remarks for the user.
     pub warnings: Vec<String>,
+    /// What the set-up did that the user should know (printed as notes).
+    pub notes: Vec<String>,
 }
 
 /// An error at `key` (named as in the input's format), with the line where the input wrote it.
@@ -64,6 +66,7 @@ pub fn build_following(
     previous: Option<&Parallel>,
 ) -> Result<Setup, InputError> {
     let mut warnings = Vec::new();
+    let mut notes = Vec::new();
     if spec.scf.eigensolver != "lobpcg" {
         warnings.push(format!(
             "eigensolver \"{}\" is not available yet; using LOBPCG (same results)",
@@ -232,7 +235,9 @@ pub fn build_following(
     let kfull: Vec<[f64; 3]>;
     let mut kpoints: Vec<([f64; 3], f64)>;
     let mut symmetries = vec![SymOp::identity()];
-    if spec.use_symmetry && !matches!(spec.kpoints, Kpoints::Explicit(_)) {
+    // An explicit list is taken as irreducible points (pw.x's reading): the density, forces
+    // and stress are symmetrised with the crystal's operations, the weights normalised.
+    if spec.use_symmetry {
         let types: Vec<usize> = crystal
             .atoms
             .iter()
@@ -260,6 +265,18 @@ pub fn build_following(
         Kpoints::Explicit(list) => {
             kfull = list.iter().map(|p| p.0).collect();
             kpoints = list.clone();
+            notes.push(if symmetries.len() > 1 {
+                format!(
+                    "the {} listed k-points are taken as irreducible points: the density, forces and stress are symmetrised with the crystal's {} operations and the weights normalised to 1, as pw.x does (symmetry = false / nosym = .true. uses the list as it is)",
+                    list.len(),
+                    symmetries.len()
+                )
+            } else {
+                format!(
+                    "the {} listed k-points are used as they are (weights normalised to 1; no symmetrisation)",
+                    list.len()
+                )
+            });
         }
     }
     let wsum: f64 = kpoints.iter().map(|k| k.1).sum();
@@ -353,6 +370,7 @@ pub fn build_following(
         params,
         memory_estimate,
         warnings,
+        notes,
     })
 }
 

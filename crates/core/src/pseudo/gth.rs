@@ -157,10 +157,12 @@ impl<'a> Reader<'a> {
 const MAX_NPROJ: usize = 3;
 const MAX_CHANNELS: usize = 4;
 
-/// Reads "r_l nproj h11 h12 .. (upper triangle, rows may continue on new lines)";
-/// when `skip_k` (ABINIT format, l > 0) the k_ij upper triangle that follows is skipped.
+/// Reads "r_l nproj h11 h12 .." and the rest of the h upper triangle. CP2K layout: the numbers
+/// may run on over lines. ABINIT layout (`abinit`): each row of h starts a new line, and for
+/// l > 0 the rows of the spin-orbit k matrix follow (skipped), each on its own line; text after
+/// a row's numbers is ignored (labels such as `rp, nprj, hp`), as ABINIT and QE read it.
 #[allow(clippy::needless_range_loop)]
-fn read_channel(r: &mut Reader, l: usize, skip_k: bool) -> Result<GthChannel, PseudoError> {
+fn read_channel(r: &mut Reader, l: usize, abinit: bool) -> Result<GthChannel, PseudoError> {
     r.end_record();
     let line = r.current_line();
     let rl = r.take_f64(&format!("r_l of channel l={l}"))?;
@@ -173,14 +175,18 @@ fn read_channel(r: &mut Reader, l: usize, skip_k: bool) -> Result<GthChannel, Ps
     }
     let mut h = vec![vec![0.0; n]; n];
     for i in 0..n {
+        if abinit && i > 0 {
+            r.end_record();
+        }
         for j in i..n {
             let v = r.take_f64(&format!("h^{l}_{}{}", i + 1, j + 1))?;
             h[i][j] = v;
             h[j][i] = v;
         }
     }
-    if skip_k && n > 0 {
+    if abinit && l > 0 {
         for i in 0..n {
+            r.end_record();
             for j in i..n {
                 r.take_f64(&format!("k^{l}_{}{} (spin-orbit)", i + 1, j + 1))?;
             }
@@ -293,7 +299,7 @@ pub fn parse_abinit10(text: &str, path: &str) -> Result<GthParsed, PseudoError> 
     r.end_record();
     let mut channels = Vec::with_capacity(nnl);
     for l in 0..nnl {
-        channels.push(read_channel(&mut r, l, l > 0)?);
+        channels.push(read_channel(&mut r, l, true)?);
     }
     let functional_hint = match pspxc as i64 {
         1..=9 | -1012 | -1009 | -20 => Some("LDA".to_string()),

@@ -532,3 +532,53 @@ fn broken_files_give_errors() {
     let e = Pseudopotential::from_file(&data("does-not-exist.upf")).expect_err("missing file");
     assert!(e.to_string().contains("cannot read file"));
 }
+
+#[test]
+fn projectors_above_l3_are_refused_with_the_file_and_reason() {
+    // UPF v2: the first projector of the SG15 file turned into l = 4.
+    let v2 = std::fs::read_to_string(data("Si.sg15.upf")).expect("read");
+    let at = v2.find("<PP_BETA.1").expect("first projector");
+    let l_at = at + v2[at..].find("angular_momentum=\"0\"").expect("its l");
+    let g = format!(
+        "{}angular_momentum=\"4\"{}",
+        &v2[..l_at],
+        &v2[l_at + "angular_momentum=\"0\"".len()..]
+    );
+    let e = expect_err(&g, "g.upf", "l = 4");
+    assert!(e.to_string().contains("up to l = 3"), "{e}");
+    // UPF v1: "1    0   Beta L" -> l = 5.
+    let v1 = std::fs::read_to_string(data("Si.pz-hgh.v1.UPF")).expect("read");
+    let h = v1.replacen(
+        "    1    0             Beta    L",
+        "    1    5             Beta    L",
+        1,
+    );
+    assert_ne!(h, v1, "the v1 projector line was found");
+    expect_err(&h, "h.upf", "l = 5");
+}
+
+#[test]
+fn abinit_gth_rows_with_trailing_labels_read_like_without() {
+    // QE's and DFTK's copies of the pspcod-10 files end every line with a label
+    // ("rp, nprj, hp", "k11, k12", ...): the numbers of each row are read, the rest ignored.
+    let files = gth_files("gth");
+    assert!(files.len() >= 30);
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("read");
+        let labelled: String = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                if i == 0 {
+                    format!("{l}\n")
+                } else {
+                    format!("{l}    rp, nprj, hp, kp (label {i})\n")
+                }
+            })
+            .collect();
+        let name = f.display().to_string();
+        let a = Pseudopotential::from_str(&text, &name).unwrap_or_else(|e| panic!("{e}"));
+        let b = Pseudopotential::from_str(&labelled, &name).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(a, b, "{name}: labels changed what was read");
+    }
+}

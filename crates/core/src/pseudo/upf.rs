@@ -445,10 +445,10 @@ pub fn parse_v2(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
             let l = bt
                 .attr("angular_momentum")
                 .and_then(|s| s.parse::<usize>().ok())
-                .filter(|&l| l <= 6)
                 .ok_or_else(|| {
                     ctx.err_at(bt.start, format!("<{name}> lacks a valid angular_momentum"))
                 })?;
+            check_projector_l(&ctx, bt.start, &name, l)?;
             let kbeta = match bt.attr("cutoff_radius_index") {
                 None => mesh,
                 Some(s) => s
@@ -609,6 +609,23 @@ impl<'c, 'a> V1Cursor<'c, 'a> {
     }
 }
 
+/// Highest projector angular momentum planewave evaluates (f; its spherical harmonics stop
+/// there).
+const MAX_PROJECTOR_L: usize = 3;
+
+/// A projector of angular momentum `l` must be one planewave can evaluate.
+fn check_projector_l(ctx: &Ctx, off: usize, name: &str, l: usize) -> Result<(), PseudoError> {
+    if l > MAX_PROJECTOR_L {
+        return Err(ctx.err_at(
+            off,
+            format!(
+                "<{name}> has angular momentum l = {l}; planewave evaluates projectors up to l = {MAX_PROJECTOR_L} (s, p, d, f): use a pseudopotential without l > {MAX_PROJECTOR_L} projectors"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn as_count(ctx: &Ctx, off: usize, v: f64, what: &str, max: usize) -> Result<usize, PseudoError> {
     if v < 0.0 || v.fract() != 0.0 || v > max as f64 {
         return Err(ctx.err_at(off, format!("invalid {what}: {v}")));
@@ -700,7 +717,8 @@ pub fn parse_v1(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
             };
             let loff = c.pos;
             let il = c.numbers(2, "the projector index and l")?;
-            let l = as_count(&ctx, loff, il[1], "angular momentum", 6)?;
+            let l = as_count(&ctx, loff, il[1], "angular momentum", usize::MAX)?;
+            check_projector_l(&ctx, loff, "PP_BETA", l)?;
             let koff = c.pos;
             let kk = c.numbers(1, "the number of points")?[0];
             let kbeta = as_count(&ctx, koff, kk, "number of beta points", mesh)?;
