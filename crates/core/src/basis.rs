@@ -227,12 +227,18 @@ fn miller_bounds(crystal: &Crystal, gmax: f64) -> [i32; 3] {
     [0, 1, 2].map(|i| (gmax * norm(&crystal.lattice[i]) / (2.0 * PI)).floor() as i32)
 }
 
-/// The FFT grid that holds the density sphere of `ecut` (factors 2, 3, 5, 7 only).
-pub fn fft_grid_for(crystal: &Crystal, ecut: f64) -> FftGrid {
+/// The fewest points along each lattice vector that hold the density sphere of `ecut`
+/// (|G|^2/2 <= 4 ecut) without aliasing: 2 m + 1 for the largest Miller index m.
+pub fn min_fft_dims(crystal: &Crystal, ecut: f64) -> [usize; 3] {
     let gmax_rho = (2.0 * 4.0 * ecut).sqrt();
-    let m = miller_bounds(crystal, gmax_rho);
+    miller_bounds(crystal, gmax_rho).map(|mi| 2 * mi as usize + 1)
+}
+
+/// The FFT grid that holds the density sphere of `ecut`: the smallest sizes of at least
+/// [`min_fft_dims`] with factors 2, 3, 5, 7 only.
+pub fn fft_grid_for(crystal: &Crystal, ecut: f64) -> FftGrid {
     FftGrid {
-        dims: m.map(|mi| good_fft_size(2 * mi as usize + 1)),
+        dims: min_fft_dims(crystal, ecut).map(good_fft_size),
     }
 }
 

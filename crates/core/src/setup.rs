@@ -294,7 +294,7 @@ pub fn build_following(
         symmetries,
     };
     let nspin = model.nspin();
-    let grid = crate::basis::fft_grid_for(&model.crystal, spec.ecut);
+    let grid = fft_grid(&spec, &model)?;
     let layout = parallel_layout(
         &spec,
         world.size(),
@@ -333,9 +333,9 @@ pub fn build_following(
     };
     agree_on(world.as_ref(), fits).map_err(|e| e.error)?;
     let mut basis = if matches!(spec.kpoints, Kpoints::Gamma) {
-        Basis::gamma_real(&model, spec.ecut)
+        Basis::with_grid(&model, spec.ecut, &[([0.0; 3], 1.0)], grid, true)
     } else {
-        Basis::new(&model, spec.ecut, &kpoints)
+        Basis::with_grid(&model, spec.ecut, &kpoints, grid, false)
     };
     let mut par = distribute(&spec, world, layout, &basis, nspin, nbands)?;
     if let Some(prev) = previous {
@@ -544,6 +544,51 @@ fn distribute(
     let kg = layout.kpoint_groups;
     Parallel::over_kpoints(world, kg, layout.order, basis, nspin, nbands, sum)
         .map_err(|e| err(spec, "parallel.kpoint_groups", e.to_string(), ""))
+}
+
+/// The FFT grid: the user's (`[basis] fft_grid`, QE `nr1..3`), checked to hold the density
+/// sphere, else the smallest grid that does with factors 2, 3, 5 and 7.
+fn fft_grid(spec: &RunSpec, model: &Model) -> Result<planewave_fft::FftGrid, InputError> {
+    let auto = crate::basis::fft_grid_for(&model.crystal, spec.ecut);
+    let Some(dims) = spec.fft_grid else {
+        return Ok(auto);
+    };
+    let need = crate::basis::min_fft_dims(&model.crystal, spec.ecut);
+    if dims.iter().zip(&need).any(|(d, n)| d < n) {
+        return Err(err(
+            spec,
+            spec.key_names().fft_grid,
+            format!(
+                "an FFT grid of {}x{}x{} does not hold the density sphere of ecut = {} Ha: at least {}x{}x{} points are needed",
+                dims[0], dims[1], dims[2], spec.ecut, need[0], need[1], need[2]
+            ),
+            format!(
+                "use at least {}x{}x{} (planewave's own choice would be {}x{}x{}), or leave the grid out",
+                need[0], need[1], need[2], auto.dims[0], auto.dims[1], auto.dims[2]
+            ),
+        ));
+    }
+    // About 20 whole-grid arrays of complex numbers live at once (densities, potentials, work).
+    let bytes = 20.0 * 16.0 * dims.iter().map(|&d| d as f64).product::<f64>();
+    if bytes > 0.8 * available_memory() {
+        return Err(err(
+            spec,
+            spec.key_names().fft_grid,
+            format!(
+                "an FFT grid of {}x{}x{} needs about {:.1} GiB, more than this machine's {:.1} GiB",
+                dims[0],
+                dims[1],
+                dims[2],
+                bytes / 2f64.powi(30),
+                available_memory() / 2f64.powi(30)
+            ),
+            format!(
+                "leave the grid out (planewave's own choice is {}x{}x{})",
+                auto.dims[0], auto.dims[1], auto.dims[2]
+            ),
+        ));
+    }
+    Ok(planewave_fft::FftGrid { dims })
 }
 
 /// How the plane waves of a G-vector group are transformed: slab or pencil as the grid allows

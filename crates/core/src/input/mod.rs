@@ -54,6 +54,9 @@
 //! #                       # fractional k + weight (weight may be left out = 1);
 //! #                       # weights are normalised to sum 1
 //! nbands = 8              # optional
+//! # fft_grid = [32, 32, 32]  # optional: FFT points along a1, a2, a3 (QE nr1, nr2, nr3);
+//! #                       # must hold the density sphere; default: the smallest such grid
+//! #                       # with factors 2, 3, 5, 7
 //!
 //! [scf]                   # everything optional; defaults shown
 //! energy_tolerance = 1e-8 # Ha
@@ -139,6 +142,8 @@ pub struct RunSpec {
     pub kpoints: Kpoints,
     /// Number of bands, when the user fixed it.
     pub nbands: Option<usize>,
+    /// FFT grid (points along a1, a2, a3), when the user fixed it (QE `nr1, nr2, nr3`).
+    pub fft_grid: Option<[usize; 3]>,
     /// SCF controls.
     pub scf: ScfSpec,
     /// Whether crystal symmetry may be used (false for QE `nosym=.true.` or

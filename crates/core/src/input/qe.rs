@@ -18,6 +18,7 @@
 //!   (QE default gaussian); `degauss` (Ry) -> width/2 Ha.
 //! * `nspin` 1 | 2; `tot_magnetization`; `starting_magnetization(i)` per species.
 //! * `nbnd`, `tot_charge` (same sign convention as [`super::RunSpec::charge`]), `nosym`.
+//! * `nr1, nr2, nr3` (all three or none) -> [`super::RunSpec::fft_grid`].
 //! * `conv_thr` (Ry, QE default 1e-6) -> energy_tolerance = conv_thr/2 Ha and
 //!   density_tolerance = sqrt(energy_tolerance / 10): the energy error of a density residual R is
 //!   second order, about 10 R^2 Ha for small cells, so this stops where QE's estimate would.
@@ -416,6 +417,9 @@ const CONTROL_KEYS: &[&str] = &[
     "lkpoint_dir",
 ];
 const SYSTEM_KEYS: &[&str] = &[
+    "nr1",
+    "nr2",
+    "nr3",
     "ibrav",
     "celldm",
     "a",
@@ -834,6 +838,28 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         Some(e) => {
             lines.keys.insert("nbnd".into(), e.line);
             Some(usize::try_from(v.int(e)?).map_err(|_| v.err(e, "nbnd must be >= 1"))?)
+        }
+    };
+    let fft_grid = match (get("nr1"), get("nr2"), get("nr3")) {
+        (None, None, None) => None,
+        (Some(a), Some(b), Some(c)) => {
+            lines.keys.insert("nr1".into(), a.line);
+            let mut g = [0usize; 3];
+            for (n, e) in g.iter_mut().zip([a, b, c]) {
+                *n = usize::try_from(v.int(e)?)
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| v.err(e, "nr1, nr2 and nr3 must be positive"))?;
+            }
+            Some(g)
+        }
+        (a, b, c) => {
+            let given = [a, b, c]
+                .into_iter()
+                .flatten()
+                .next()
+                .expect("one is given");
+            return Err(v.err(given, "give nr1, nr2 and nr3 together (or none of them)"));
         }
     };
     let charge = match get("tot_charge") {
@@ -1284,6 +1310,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         ecut: ecutwfc * HARTREE_PER_RYDBERG,
         kpoints,
         nbands,
+        fft_grid,
         scf,
         use_symmetry,
         properties,

@@ -105,6 +105,7 @@ struct TomlBasis {
     ecut: Spanned<Value>,
     kpoints: Spanned<Value>,
     nbands: Option<Spanned<i64>>,
+    fft_grid: Option<Spanned<Vec<i64>>>,
 }
 
 #[derive(Deserialize)]
@@ -856,6 +857,27 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
             Some(usize::try_from(v).unwrap_or(usize::MAX))
         }
     };
+    let fft_grid = match &basis.fft_grid {
+        None => None,
+        Some(g) => {
+            lines.keys.insert(
+                "basis.fft_grid".into(),
+                line_of_offset(text, g.span().start),
+            );
+            match g.get_ref().as_slice() {
+                [a, b, c] if [a, b, c].iter().all(|&&n| n >= 1) => {
+                    Some([*a, *b, *c].map(|n| usize::try_from(n).unwrap_or(usize::MAX)))
+                }
+                other => {
+                    return ctx.err(
+                        "basis.fft_grid",
+                        Some(g.span()),
+                        format!("expected three positive point counts [n1, n2, n3], got {other:?}"),
+                    )
+                }
+            }
+        }
+    };
 
     // ---- scf
     let mut scf = ScfSpec::default();
@@ -1071,6 +1093,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         ecut,
         kpoints,
         nbands,
+        fft_grid,
         scf,
         use_symmetry: model.symmetry.unwrap_or(true),
         properties,
@@ -1601,6 +1624,20 @@ nbands = 2
             "modle",
             "the top level",
         );
+    }
+
+    #[test]
+    fn fft_grid_is_read_and_checked() {
+        let s = p(&SI_TOML.replace("nbands = 8", "nbands = 8\nfft_grid = [36, 32, 30]")).unwrap();
+        assert_eq!(s.fft_grid, Some([36, 32, 30]));
+        assert_eq!(p(SI_TOML).unwrap().fft_grid, None);
+        for bad in ["[36, 32]", "[36, 0, 30]", "[36, -2, 30]"] {
+            fails(
+                &SI_TOML.replace("nbands = 8", &format!("nbands = 8\nfft_grid = {bad}")),
+                "basis.fft_grid",
+                "three positive",
+            );
+        }
     }
 
     #[test]
