@@ -8,12 +8,10 @@
 
 use crate::bands::BandScalar;
 use crate::basis::Basis;
-use crate::density;
 use crate::model::Model;
-use crate::scf::{ScfResult, Wavefunctions};
+use crate::scf::ScfResult;
 use crate::symmetry::symmetrize_forces;
-use crate::terms::term::{self, Bands, State};
-use planewave_linalg::Mat;
+use crate::terms::term::{self, Share, State, Term};
 
 /// Total forces and their parts (all symmetrised), Ha/bohr, one vector per atom.
 #[derive(Debug, Clone)]
@@ -34,43 +32,27 @@ impl Forces {
     }
 }
 
-/// Forces of the converged state `scf` of `model` on `basis`.
-pub fn compute(model: &Model, basis: &Basis, scf: &ScfResult) -> Forces {
-    match &scf.wavefunctions {
-        Wavefunctions::Complex(psi) => compute_with(model, basis, scf, psi),
-        Wavefunctions::Real(psi) => compute_with(model, basis, scf, psi),
+/// The forces of a term (for [`term::of_converged`]).
+struct ForcesOf;
+
+impl term::Quantity for ForcesOf {
+    type Value = Vec<[f64; 3]>;
+    fn of<T: BandScalar>(t: &dyn Term<T>, s: &State<'_, T>) -> Option<Share<Self::Value>> {
+        t.forces(s)
     }
 }
 
-fn compute_with<T: BandScalar>(
-    model: &Model,
-    basis: &Basis,
-    scf: &ScfResult,
-    psi: &[Vec<Mat<T>>],
-) -> Forces {
-    let weights = term::band_weights(basis, &scf.occupations.occ);
-    let core = density::core_density(model, basis);
-    let state = State {
-        model,
-        basis,
-        rho: &scf.density,
-        core: core.as_ref(),
-        bands: Some(Bands {
-            psi,
-            weights: &weights,
-        }),
-        minus_ts: scf.energies.minus_ts,
-    };
-    let mut terms = Vec::new();
-    for t in term::standard(model, basis, None) {
-        if let Some(f) = t.forces(&state) {
-            let f = f.complete(&basis.parallel);
-            terms.push((
-                t.name(),
+/// Forces of the converged state `scf` of `model` on `basis`.
+pub fn compute(model: &Model, basis: &Basis, scf: &ScfResult) -> Forces {
+    let terms: Vec<_> = term::of_converged::<ForcesOf>(model, basis, scf)
+        .into_iter()
+        .map(|(name, f)| {
+            (
+                name,
                 symmetrize_forces(&model.symmetries, &model.crystal, &f),
-            ));
-        }
-    }
+            )
+        })
+        .collect();
     let mut total = vec![[0.0; 3]; model.crystal.atoms.len()];
     for (_, f) in &terms {
         for (t, x) in total.iter_mut().zip(f) {

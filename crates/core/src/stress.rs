@@ -8,12 +8,10 @@
 
 use crate::bands::BandScalar;
 use crate::basis::Basis;
-use crate::density;
 use crate::model::Model;
-use crate::scf::{ScfResult, Wavefunctions};
+use crate::scf::ScfResult;
 use crate::symmetry::symmetrize_stress;
-use crate::terms::term::{self, Bands, State};
-use planewave_linalg::Mat;
+use crate::terms::term::{self, Share, State, Term};
 
 /// 1 Ha/bohr^3 in GPa.
 pub const HA_PER_BOHR3_IN_GPA: f64 = 29_421.015_697_2;
@@ -35,43 +33,27 @@ impl Stress {
     }
 }
 
-/// Stress of the converged state `scf` of `model` on `basis`.
-pub fn compute(model: &Model, basis: &Basis, scf: &ScfResult) -> Stress {
-    match &scf.wavefunctions {
-        Wavefunctions::Complex(psi) => compute_with(model, basis, scf, psi),
-        Wavefunctions::Real(psi) => compute_with(model, basis, scf, psi),
+/// The stress of a term (for [`term::of_converged`]).
+struct StressOf;
+
+impl term::Quantity for StressOf {
+    type Value = [[f64; 3]; 3];
+    fn of<T: BandScalar>(t: &dyn Term<T>, s: &State<'_, T>) -> Option<Share<Self::Value>> {
+        t.stress(s)
     }
 }
 
-fn compute_with<T: BandScalar>(
-    model: &Model,
-    basis: &Basis,
-    scf: &ScfResult,
-    psi: &[Vec<Mat<T>>],
-) -> Stress {
-    let weights = term::band_weights(basis, &scf.occupations.occ);
-    let core = density::core_density(model, basis);
-    let state = State {
-        model,
-        basis,
-        rho: &scf.density,
-        core: core.as_ref(),
-        bands: Some(Bands {
-            psi,
-            weights: &weights,
-        }),
-        minus_ts: scf.energies.minus_ts,
-    };
-    let mut terms = Vec::new();
-    for t in term::standard(model, basis, None) {
-        if let Some(s) = t.stress(&state) {
-            let s = s.complete(&basis.parallel);
-            terms.push((
-                t.name(),
+/// Stress of the converged state `scf` of `model` on `basis`.
+pub fn compute(model: &Model, basis: &Basis, scf: &ScfResult) -> Stress {
+    let terms: Vec<_> = term::of_converged::<StressOf>(model, basis, scf)
+        .into_iter()
+        .map(|(name, s)| {
+            (
+                name,
                 symmetrize_stress(&model.symmetries, &model.crystal, &s),
-            ));
-        }
-    }
+            )
+        })
+        .collect();
     let mut total = [[0.0; 3]; 3];
     for (_, s) in &terms {
         for (t, x) in total.iter_mut().flatten().zip(s.iter().flatten()) {
