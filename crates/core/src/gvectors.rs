@@ -18,7 +18,7 @@
 
 use num_complex::Complex64;
 use planewave_comm::{CommClass, CommExt, Communicator, Element};
-use planewave_fft::{DistFft, DistFftOptions, FftGrid};
+use planewave_fft::{DistFft, DistFftOptions, FftGrid, RealLayout};
 use std::sync::{Arc, Mutex};
 
 /// Complex fields transformed per exchange-and-multiply round (bounds the real-space buffer).
@@ -44,7 +44,9 @@ pub struct KDist {
     /// coefficients (complex: the identity, both empty).
     plus: Vec<usize>,
     minus: Vec<usize>,
-    /// Global C-order grid index of each local real-space point.
+    /// This rank's real-space points.
+    layout: RealLayout,
+    /// Global C-order grid index of each local real-space point (where densities are added).
     real_index: Vec<usize>,
     n_coeffs: usize,
 }
@@ -113,6 +115,7 @@ impl KDist {
             npw_global: n,
             plus,
             minus,
+            layout,
             real_index,
             n_coeffs,
         })
@@ -156,7 +159,7 @@ impl KDist {
 
     /// The values of a whole-grid field at this rank's real-space points.
     pub fn local_values(&self, field: &[f64]) -> Vec<f64> {
-        self.real_index.iter().map(|&i| field[i]).collect()
+        self.layout.extract(field)
     }
 
     /// `fields` (`nf` complex fields of [`Self::n_coeffs`] local coefficients each) replaced by

@@ -269,12 +269,6 @@ impl Parallel {
             .filter(|&(s, k)| self.owns(s, k))
     }
 
-    /// How many ranks of a k-point group repeat the same block work (the band groups, until
-    /// that level is distributed; the ranks of a G-vector group share it).
-    pub fn replicated(&self) -> usize {
-        self.topology.band.size()
-    }
-
     /// Sum `data` over this rank's G-vector group (class G), in place: completes sums over
     /// plane waves or grid points of data whose rows are dealt over the group.
     pub fn sum_over_gvectors<T: Element>(&self, data: &mut [T]) {

@@ -39,9 +39,10 @@ fn triples(n: [i32; 3]) -> impl Iterator<Item = [i32; 3]> {
 /// Forces (per atom) and stress of the Ewald term.
 type ForcesStress = (Vec<[f64; 3]>, [[f64; 3]; 3]);
 
-/// The ion-ion (Ewald) term: depends on the positions only, computed once.
+/// The ion-ion (Ewald) term: depends on the positions only; each part is computed once, when
+/// first asked for.
 pub struct Ewald {
-    energy: f64,
+    energy: std::sync::OnceLock<f64>,
     forces_stress: std::sync::OnceLock<ForcesStress>,
     crystal: Crystal,
     charges: Vec<f64>,
@@ -50,12 +51,11 @@ pub struct Ewald {
 impl Ewald {
     /// The Ewald term of `model`'s ions.
     pub fn new(model: &crate::model::Model) -> Self {
-        let charges = model.atom_charges();
         Self {
-            energy: ewald_energy(&model.crystal, &charges),
+            energy: std::sync::OnceLock::new(),
             forces_stress: std::sync::OnceLock::new(),
             crystal: model.crystal.clone(),
-            charges,
+            charges: model.atom_charges(),
         }
     }
     fn forces_stress(&self) -> &ForcesStress {
@@ -69,7 +69,10 @@ impl<T: crate::bands::BandScalar> super::term::Term<T> for Ewald {
         "ewald"
     }
     fn energy(&self, _s: &super::term::State<'_, T>) -> super::term::Share<f64> {
-        super::term::Share::Whole(self.energy)
+        let e = self
+            .energy
+            .get_or_init(|| ewald_energy(&self.crystal, &self.charges));
+        super::term::Share::Whole(*e)
     }
     fn forces(&self, _s: &super::term::State<'_, T>) -> Option<super::term::Share<Vec<[f64; 3]>>> {
         Some(super::term::Share::Whole(self.forces_stress().0.clone()))
