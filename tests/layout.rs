@@ -19,6 +19,8 @@ struct Numbers {
     forces: Vec<f64>,
     stress: Vec<f64>,
     owned_blocks: usize,
+    /// Density-grid points this rank holds, and the whole grid's.
+    grid_points: (usize, usize),
 }
 
 fn run_on(case: &str, world: Arc<dyn Communicator>, kpoint_groups: Option<usize>) -> Numbers {
@@ -47,6 +49,7 @@ fn run_on(case: &str, world: Arc<dyn Communicator>, kpoint_groups: Option<usize>
         forces: f.total.iter().flatten().copied().collect(),
         stress: st.total.iter().flatten().copied().collect(),
         owned_blocks: par.owned_blocks(s.model.nspin(), nk).count(),
+        grid_points: (s.basis.rho_real_len(), s.basis.grid_len()),
     }
 }
 
@@ -76,6 +79,13 @@ fn check_layouts(case: &str, rank_counts: &[usize]) {
                 total_owned,
                 blocks * per_group,
                 "{case} on {n} ranks, kpoint_groups {kg:?}: every block owned by exactly one group"
+            );
+            // Each G-vector group deals the density grid: every point on one of its ranks.
+            let points: usize = all.iter().map(|x| x.grid_points.0).sum();
+            assert_eq!(
+                points,
+                serial.grid_points.1 * kg.expect("explicit group counts"),
+                "{case} on {n} ranks, kpoint_groups {kg:?}: the density grid is dealt"
             );
             for (rank, p) in all.iter().enumerate() {
                 let what = format!("{case} on {n} ranks (rank {rank}), kpoint_groups {kg:?}");

@@ -6,14 +6,14 @@
 //!   (N = FFT grid points): per-band work and FFTs, and the subspace algebra, over the
 //!   eigensolver sweeps of one SCF iteration; blocks are dealt to k-point groups as the run
 //!   deals them (by cost), and an iteration waits for the slowest group;
-//! - the replicated grid work every rank does (potentials, XC, mixing, symmetrisation):
-//!   `A_GRID · nspin · N log2 N`;
-//! - the sum over k-point groups: `LATENCY · log2(kg)` plus `BYTE · 8 N nspin` per iteration.
+//! - the grid work (potentials, XC, mixing, symmetrisation): `A_GRID · nspin · N log2 N`;
+//! - the sum over k-point groups: `LATENCY · log2(kg)` plus `BYTE · 8 N nspin / g` per
+//!   iteration (each of a group's `g` ranks sums its part of the grid).
 //!
 //! Threads divide the computing terms with an efficiency of `THREAD_EFF` per doubling. The
-//! ranks of a k-point group form its G-vector group: they divide the block work with an
-//! efficiency of `GVECTOR_EFF` per doubling (transposes and sums over G), while the grid work
-//! stays whole on every rank.
+//! ranks of a k-point group form its G-vector group: they divide the block work and the grid
+//! work (both the plane waves and the density grid are dealt) with an efficiency of
+//! `GVECTOR_EFF` per doubling (transposes and sums over G).
 //!
 //! Calibration (2-core AMD EPYC, AVX2, idle): the mean SCF iteration (`t_iter` of the report)
 //! of si2_lda_gth, al1_lda_gth, si8_lda_gth_displaced and h1_lsda_gth_box at 1 rank × 1 thread
@@ -73,13 +73,13 @@ fn predict(s: &Setup, ranks: usize, kg: usize, threads: usize) -> Candidate {
     let (slowest, slowest_blocks) = (0..kg)
         .map(|g| (group(g).map(|(_, c)| c).sum::<f64>(), group(g).count()))
         .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
-    let grid = A_GRID * nspin as f64 * nlogn;
+    let g = ranks / kg;
+    let grid = A_GRID * nspin as f64 * nlogn / speedup(g, GVECTOR_EFF);
     let sum = if kg > 1 {
-        LATENCY * (kg as f64).log2() + BYTE * 8.0 * n * nspin as f64
+        LATENCY * (kg as f64).log2() + BYTE * 8.0 * n * nspin as f64 / g as f64
     } else {
         0.0
     };
-    let g = ranks / kg;
     let blocks = slowest / speedup(g, GVECTOR_EFF);
     Candidate {
         kpoint_groups: kg,
@@ -143,7 +143,7 @@ pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
             best.slowest_blocks,
             if best.gvector_ranks > 1 {
                 format!(
-                    " Each group's {} ranks share its plane waves (G-vector group); the density grid work stays on every rank.",
+                    " Each group's {} ranks share its plane waves and its density grid (G-vector group).",
                     best.gvector_ranks
                 )
             } else {

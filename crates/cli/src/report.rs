@@ -77,7 +77,7 @@ pub fn setup(s: &Setup) {
         b.grid.dims[2],
         npw.iter().min().unwrap_or(&0),
         npw.iter().max().unwrap_or(&0),
-        b.rho_millers.len()
+        b.rho_global_len()
     );
     println!(
         "parallel layout on {} rank(s): {}",

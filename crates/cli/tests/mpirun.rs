@@ -87,11 +87,11 @@ fn numbers(v: &Value, key: &str) -> Vec<f64> {
 }
 
 fn same_results(name: &str, np: usize) {
-    same_results_with(name, np, &[]);
+    same_results_with(name, np, &[], &[]);
 }
 
-/// As [`same_results`], with extra `planewave run` options for the MPI run.
-fn same_results_with(name: &str, np: usize, options: &[&str]) {
+/// As [`same_results`], with extra `planewave run` options and environment for the MPI run.
+fn same_results_with(name: &str, np: usize, options: &[&str], env: &[(&str, &str)]) {
     let dir = scratch(&format!("{name}-{np}-{}", options.join("")));
     let input = case(name);
     let input = input.to_str().unwrap();
@@ -100,7 +100,7 @@ fn same_results_with(name: &str, np: usize, options: &[&str]) {
     assert!(s.status.success(), "serial run: {s:?}");
     let mut args = vec!["run", input, "-q", "--json", p_json.to_str().unwrap()];
     args.extend_from_slice(options);
-    let p = mpirun(np, &args, &[]);
+    let p = mpirun(np, &args, env);
     assert!(p.status.success(), "mpirun -np {np}: {p:?}");
     let (a, b) = (json(&s_json), json(&p_json));
     assert_eq!(b["parallel"]["ranks"], np, "{name}: ran on {np} MPI ranks");
@@ -145,8 +145,22 @@ fn gamma_point_on_gvector_groups_of_2_and_4_ranks_matches_serial() {
 #[test]
 fn kpoint_groups_times_gvector_groups_match_serial() {
     // 2 k-point groups of 2 G-vector ranks; spin channels on 2 groups of 2 G-vector ranks.
-    same_results_with("si8_lda_gth_displaced", 4, &["--kpoint-groups", "2"]);
-    same_results_with("o2_pbe_spin_smearing_gamma", 4, &["--kpoint-groups", "2"]);
+    same_results_with("si8_lda_gth_displaced", 4, &["--kpoint-groups", "2"], &[]);
+    same_results_with(
+        "o2_pbe_spin_smearing_gamma",
+        4,
+        &["--kpoint-groups", "2"],
+        &[],
+    );
+}
+
+/// The G-vector group's subspace eigenproblems through ScaLAPACK (forced: this case's
+/// matrices are below the size from which `auto` picks it) give the serial results.
+#[cfg(feature = "scalapack")]
+#[test]
+fn scalapack_subspace_solver_matches_serial() {
+    let env = [("PLANEWAVE_SUBSPACE_SOLVER", "scalapack")];
+    same_results_with("si8_pbe_nlcc_gamma", 2, &[], &env);
 }
 
 /// Exit code 2 and exactly one line starting with `error` in the output.

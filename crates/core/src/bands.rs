@@ -130,7 +130,7 @@ impl BandScalar for Complex64 {
             for j in 0..nb {
                 fields.extend_from_slice(column(psi, j));
             }
-            d.apply_potential(&mut fields, nb, &d.local_values(veff), scale);
+            d.apply_potential(&mut fields, nb, veff, scale);
             for (j, f) in fields.chunks(d.n_coeffs().max(1)).enumerate().take(nb) {
                 let res = col_mut(out.as_mut().subcols_mut(j, 1));
                 for (((r, v), c), t) in res.iter_mut().zip(f).zip(column(psi, j)).zip(&kpt.kinetic)
@@ -325,7 +325,7 @@ fn apply_local_real_dist(
         let b = (2 * p + 1 < nb).then(|| column(psi, 2 * p + 1));
         place_pair(column(psi, 2 * p), b, g0, d.mirror_positions(), f);
     }
-    d.apply_potential(&mut fields, nf, &d.local_values(veff), scale);
+    d.apply_potential(&mut fields, nf, veff, scale);
     for (p, f) in fields.chunks(ng.max(1)).enumerate().take(nf) {
         let pair = out.as_mut().subcols_mut(2 * p, (nb - 2 * p).min(2));
         let (ca, cb) = pair.split_at_col_mut(1);

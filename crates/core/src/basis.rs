@@ -8,8 +8,10 @@
 //! A rank computes only the blocks [`Parallel::owns`]. With a G-vector group of more than one
 //! rank ([`Basis::distribute_gvectors`]), each k-point the rank computes holds only its local
 //! plane waves (those on its sticks, see [`crate::gvectors`]) and `Kpoint::dist` says how they
-//! sit in the whole sphere; every per-G field of the [`Kpoint`] is then local. Other k-points and
-//! the density sphere stay whole.
+//! sit in the whole sphere; every per-G field of the [`Kpoint`] is then local. The density
+//! sphere and grid are then dealt the same way ([`Basis::rho_dist`], [`crate::rho_dist`]): the
+//! `rho_*` fields hold this rank's entries, densities and potentials its grid points. Other
+//! k-points stay whole.
 //!
 //! Γ-point real wavefunctions (`gamma_real`): only half of the sphere is stored (G = 0 first, then
 //! one G of each +-G pair), since c(-G) = c(G)*. A band is then a REAL vector of length 2 n - 1:
@@ -21,6 +23,8 @@ use crate::crystal::{dot, norm, Crystal};
 use crate::gvectors::KDist;
 use crate::model::Model;
 use crate::parallel::Parallel;
+use crate::rho_dist::RhoDist;
+use num_complex::Complex64;
 use planewave_comm::{Communicator, Element};
 use planewave_fft::{good_fft_size, DistFftOptions, Fft3d, FftGrid, SphereMap, Sticks};
 use std::f64::consts::PI;
@@ -203,8 +207,12 @@ pub struct Basis {
     pub rho_shell: Vec<usize>,
     /// |G| of each shell (1/bohr).
     pub rho_shell_norm: Vec<f64>,
-    /// Where the density sphere sits on the grid.
+    /// Where the density sphere sits on the grid (empty when the sphere is dealt).
     pub rho_map: SphereMap,
+    /// The density sphere's deal over a G-vector group (None: the sphere and the grid are
+    /// whole on this rank). When set, the `rho_*` fields above hold this rank's entries only
+    /// and densities and potentials live at its real-space points.
+    pub rho_dist: Option<RhoDist>,
     /// The process layout and the owner of every (spin, k) block ([`Parallel::solo`] for one
     /// process; set by [`crate::setup`] for a distributed run).
     pub parallel: Arc<Parallel>,
@@ -333,6 +341,7 @@ impl Basis {
             rho_shell,
             rho_shell_norm,
             rho_map,
+            rho_dist: None,
             parallel: Arc::new(Parallel::solo()),
             volume: crystal.volume,
         }
@@ -402,6 +411,32 @@ impl Basis {
             let point = (kpt.frac, kpt.weight);
             self.kpoints[k] = make_kpoint(crystal, self.grid, point, &pw, gamma_real, Some(dist));
         }
+        self.distribute_density(comm, options)
+    }
+
+    /// Deal the density sphere and grid over `comm` like the k-points' transforms (collective).
+    fn distribute_density(
+        &mut self,
+        comm: Arc<dyn Communicator>,
+        options: &DistFftOptions,
+    ) -> Result<(), String> {
+        if self.rho_dist.is_some() {
+            return Ok(());
+        }
+        let expected = self
+            .kpoints
+            .iter()
+            .find_map(|k| k.dist.as_ref().map(KDist::layout));
+        let millers = std::mem::take(&mut self.rho_millers);
+        let d = RhoDist::new(comm, self.grid, millers, options, expected)?;
+        let local = d.local_g();
+        self.rho_millers = d.local_part(d.global_millers());
+        self.rho_g = d.local_part(&self.rho_g);
+        self.rho_g2 = d.local_part(&self.rho_g2);
+        self.rho_shell = d.local_part(&self.rho_shell);
+        debug_assert_eq!(self.rho_millers.len(), local.len());
+        self.rho_map = SphereMap::new(self.grid, &[]);
+        self.rho_dist = Some(d);
         Ok(())
     }
 
@@ -410,11 +445,86 @@ impl Basis {
         self.grid.len()
     }
 
-    /// Index of G = 0 in the density sphere.
-    pub fn rho_g0_index(&self) -> usize {
-        self.rho_millers
-            .iter()
-            .position(|m| *m == [0, 0, 0])
-            .expect("the density sphere always holds G = 0")
+    /// Volume per grid point (bohr^3): the weight of a grid sum in an integral.
+    pub fn dv(&self) -> f64 {
+        self.volume / self.grid_len() as f64
+    }
+
+    /// Index of G = 0 among this rank's density-sphere entries (None when another rank of
+    /// the G-vector group holds it).
+    pub fn rho_g0_local(&self) -> Option<usize> {
+        self.rho_millers.iter().position(|m| *m == [0, 0, 0])
+    }
+
+    /// Number of density-sphere vectors over all ranks.
+    pub fn rho_global_len(&self) -> usize {
+        self.rho_dist
+            .as_ref()
+            .map_or(self.rho_millers.len(), |d| d.global_millers().len())
+    }
+
+    /// Number of this rank's points of the FFT grid (all of them unless the grid is dealt).
+    pub fn rho_real_len(&self) -> usize {
+        self.rho_dist
+            .as_ref()
+            .map_or(self.grid_len(), |d| d.layout().len())
+    }
+
+    /// Complete a sum over the density sphere or grid: this rank's partial sums become the
+    /// total on every rank of the G-vector group (nothing to do when they are whole).
+    /// Collective on the group.
+    pub fn sum_over_rho<E: Element>(&self, data: &mut [E]) {
+        if let Some(d) = &self.rho_dist {
+            d.sum(data);
+        }
+    }
+
+    /// The whole density sphere's Miller indices, in global order.
+    pub fn rho_global_millers(&self) -> &[[i32; 3]] {
+        self.rho_dist
+            .as_ref()
+            .map_or(&self.rho_millers, |d| d.global_millers())
+    }
+
+    /// A field on the whole density sphere (global order) from this rank's entries.
+    /// Collective on the G-vector group.
+    pub fn rho_gather(&self, local: &[Complex64]) -> Vec<Complex64> {
+        match &self.rho_dist {
+            Some(d) => d.gather(local),
+            None => local.to_vec(),
+        }
+    }
+
+    /// This rank's entries of a field on the whole density sphere (global order).
+    pub fn rho_local_part(&self, global: &[Complex64]) -> Vec<Complex64> {
+        match &self.rho_dist {
+            Some(d) => d.local_part(global),
+            None => global.to_vec(),
+        }
+    }
+
+    /// Values at this rank's grid points of a real field given on the density sphere.
+    /// Collective on the G-vector group.
+    pub fn rho_to_real(&self, field_g: &[Complex64]) -> Vec<f64> {
+        if let Some(d) = &self.rho_dist {
+            return d.to_real(field_g);
+        }
+        let mut grid = vec![Complex64::new(0.0, 0.0); self.grid_len()];
+        self.rho_map.scatter(field_g, &mut grid);
+        self.fft.backward(&mut grid);
+        grid.iter().map(|z| z.re).collect()
+    }
+
+    /// Density-sphere coefficients (`f(G) = (1/N) sum_r f(r) e^{-iGr}`) of a real field given
+    /// at this rank's grid points. Collective on the G-vector group.
+    pub fn rho_to_sphere(&self, field_r: &[f64]) -> Vec<Complex64> {
+        if let Some(d) = &self.rho_dist {
+            return d.to_sphere(field_r);
+        }
+        let mut grid: Vec<Complex64> = field_r.iter().map(|&x| Complex64::new(x, 0.0)).collect();
+        self.fft.forward(&mut grid);
+        let mut out = vec![Complex64::new(0.0, 0.0); self.rho_millers.len()];
+        self.rho_map.gather(&grid, 1.0, &mut out);
+        out
     }
 }

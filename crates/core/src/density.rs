@@ -4,6 +4,10 @@
 //! then band-limited to the density sphere and symmetrised with the crystal's operations
 //! (the k-points are the irreducible set). Also: the superposition of atomic densities used as
 //! the starting guess, and the NLCC core density.
+//!
+//! A density holds this rank's part: its density-sphere entries and its grid points, which
+//! are everything unless a G-vector group deals the grid ([`crate::rho_dist`]); sums over
+//! either are completed with [`Basis::sum_over_rho`].
 
 use crate::bands::BandScalar;
 use crate::basis::Basis;
@@ -16,9 +20,9 @@ use planewave_linalg::Mat;
 /// A density: one channel without spin, (up, down) with collinear spin.
 #[derive(Debug, Clone)]
 pub struct Density {
-    /// Coefficients on the density sphere, per channel.
+    /// Coefficients on this rank's density-sphere entries, per channel.
     pub g: Vec<Vec<Complex64>>,
-    /// Values on the FFT grid, per channel (electrons / bohr^3).
+    /// Values at this rank's FFT grid points, per channel (electrons / bohr^3).
     pub r: Vec<Vec<f64>>,
 }
 
@@ -39,18 +43,19 @@ impl Density {
         sum_channels(&self.r)
     }
 
-    /// Total magnetisation (N_up - N_down) and absolute magnetisation (\int |m|), bohr magnetons.
+    /// Total magnetisation (N_up - N_down) and absolute magnetisation (\int |m|), bohr
+    /// magnetons. Collective on the G-vector group.
     pub fn magnetization(&self, basis: &Basis) -> (f64, f64) {
         if self.r.len() < 2 {
             return (0.0, 0.0);
         }
-        let dv = basis.volume / basis.grid_len() as f64;
-        let (mut t, mut a) = (0.0, 0.0);
+        let mut m = [0.0; 2];
         for (u, d) in self.r[0].iter().zip(&self.r[1]) {
-            t += u - d;
-            a += (u - d).abs();
+            m[0] += u - d;
+            m[1] += (u - d).abs();
         }
-        (t * dv, a * dv)
+        basis.sum_over_rho(&mut m);
+        (m[0] * basis.dv(), m[1] * basis.dv())
     }
 }
 
@@ -70,9 +75,11 @@ pub fn atomic_guess(model: &Model, basis: &Basis) -> Density {
     let nspin = model.nspin();
     let density = |s: usize, q: f64| model.species[s].pseudo.atomic_density_fourier(q);
     let total = structure_factor_sum(model, basis, |_| 1.0, density);
-    let g0 = basis.rho_g0_index();
-    let scale = if total[g0].re.abs() > 0.0 {
-        model.n_electrons / (total[g0].re * basis.volume)
+    // The electron count Omega rho(G = 0), from the rank that holds G = 0.
+    let mut rho0 = [basis.rho_g0_local().map_or(0.0, |g0| total[g0].re)];
+    basis.sum_over_rho(&mut rho0);
+    let scale = if rho0[0].abs() > 0.0 {
+        model.n_electrons / (rho0[0] * basis.volume)
     } else {
         1.0
     };
@@ -136,16 +143,16 @@ pub fn with_core(
 }
 
 /// Density of occupied states: `psi[s][k]` (bands as columns) with occupations `occ[s][k][n]`.
-/// Each rank adds the blocks it owns (at its real-space points when the plane waves are dealt
-/// over a G-vector group); the sums over the G-vector group and the k-point groups make it
-/// whole on every rank.
+/// Each rank adds the blocks it owns at its grid points; the sum over the k-point groups
+/// completes it (a G-vector group's ranks hold different points). The symmetriser sees the
+/// whole sphere ([`Basis::rho_gather`]).
 pub fn from_wavefunctions<T: BandScalar>(
     basis: &Basis,
     psi: &[Vec<Mat<T>>],
     occ: &[Vec<Vec<f64>>],
     symmetrizer: Option<&DensitySymmetrizer>,
 ) -> Density {
-    let n = basis.grid_len();
+    let n = basis.rho_real_len();
     let par = &*basis.parallel;
     let mut channels = Vec::with_capacity(psi.len());
     for (s, (psi_s, occ_s)) in psi.iter().zip(occ).enumerate() {
@@ -159,17 +166,40 @@ pub fn from_wavefunctions<T: BandScalar>(
                 T::add_density(kpt, &basis.fft, &psi_s[k], &weights, &mut acc);
             }
         });
-        if basis.gvectors_distributed() {
-            par.sum_over_gvectors(&mut acc);
-        }
         par.sum_over_kgroups(&mut acc);
         let inv_vol = 1.0 / basis.volume;
         acc.iter_mut().for_each(|x| *x *= inv_vol);
         let mut g = real_to_sphere(basis, &acc);
         if let Some(sym) = symmetrizer {
-            sym.symmetrize(&mut g);
+            g = symmetrize(basis, sym, g);
         }
         channels.push(g);
     }
     Density::from_g(basis, channels)
+}
+
+/// `g` (this rank's density-sphere entries) symmetrised by `sym` (built for this rank's rows,
+/// [`symmetrizer`]): the orbits of G cross ranks, so the symmetriser reads the whole sphere,
+/// gathered over the G-vector group when it is dealt.
+pub fn symmetrize(basis: &Basis, sym: &DensitySymmetrizer, g: Vec<Complex64>) -> Vec<Complex64> {
+    let whole = if basis.rho_dist.is_some() {
+        basis.rho_gather(&g)
+    } else {
+        g
+    };
+    sym.symmetrized_rows(&whole)
+        .expect("the symmetriser is built for this basis' density sphere")
+}
+
+/// The density symmetriser of `model`'s operations for this rank's entries of the density
+/// sphere (None without symmetry).
+pub fn symmetrizer(model: &Model, basis: &Basis) -> Result<Option<DensitySymmetrizer>, String> {
+    if model.symmetries.len() <= 1 {
+        return Ok(None);
+    }
+    let rows: Vec<usize> = match &basis.rho_dist {
+        Some(d) => d.local_g().to_vec(),
+        None => (0..basis.rho_millers.len()).collect(),
+    };
+    DensitySymmetrizer::for_rows(&model.symmetries, basis.rho_global_millers(), &rows).map(Some)
 }

@@ -198,8 +198,9 @@ impl ParallelReport {
                 efficiency: share(g_compute, compute),
                 note: if g > 1 {
                     format!(
-                        "plane waves of each k-point over {g} ranks (transposes: {})",
-                        par.alltoallv_name()
+                        "plane waves and density grid over {g} ranks (transposes: {}; subspace problems: {})",
+                        par.alltoallv_name(),
+                        planewave_linalg::subspace::describe_eigen_solver(&*topo.gvector)
                     )
                 } else {
                     "G-vectors not distributed".into()

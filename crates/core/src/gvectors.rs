@@ -12,9 +12,9 @@
 //!   Real-space points are the rank's slab of z-planes ([`planewave_fft::RealLayout`]).
 //! - Sums over the rows of band vectors (overlaps, norms, projections, energies) are a local
 //!   sum plus [`KDist::sum`] over the group (class G); every rank gets the same bits.
-//! - Densities and potentials stay whole on every rank: a potential is read at the rank's
-//!   real-space points, a density contribution is added at them (the caller sums over the
-//!   group). Distributing the density grid is the next step.
+//! - Densities and potentials live at the same real-space points ([`crate::rho_dist`] deals
+//!   the density grid with the same layout): a potential is applied and a density added where
+//!   they lie, with no exchange.
 
 use num_complex::Complex64;
 use planewave_comm::{CommClass, CommExt, Communicator, Element};
@@ -46,8 +46,6 @@ pub struct KDist {
     minus: Vec<usize>,
     /// This rank's real-space points.
     layout: RealLayout,
-    /// Global C-order grid index of each local real-space point (where densities are added).
-    real_index: Vec<usize>,
     n_coeffs: usize,
 }
 
@@ -105,7 +103,6 @@ impl KDist {
             (Vec::new(), Vec::new())
         };
         let layout = fft.layout().clone();
-        let real_index = (0..layout.len()).map(|l| layout.global_index(l)).collect();
         let n_coeffs = fft.n_g_local();
         Ok(Self {
             comm,
@@ -116,7 +113,6 @@ impl KDist {
             plus,
             minus,
             layout,
-            real_index,
             n_coeffs,
         })
     }
@@ -157,14 +153,14 @@ impl KDist {
         self.n_coeffs
     }
 
-    /// The values of a whole-grid field at this rank's real-space points.
-    pub fn local_values(&self, field: &[f64]) -> Vec<f64> {
-        self.layout.extract(field)
+    /// This rank's real-space points (shared with the density grid).
+    pub fn layout(&self) -> &RealLayout {
+        &self.layout
     }
 
     /// `fields` (`nf` complex fields of [`Self::n_coeffs`] local coefficients each) replaced by
-    /// `scale * FFT[v(r) FFT^-1[field]]` with `v` the rank's values of the potential
-    /// ([`Self::local_values`]). Collective.
+    /// `scale * FFT[v(r) FFT^-1[field]]` with `v` the potential at this rank's real-space
+    /// points. Collective.
     pub fn apply_potential(&self, fields: &mut [Complex64], nf: usize, v: &[f64], scale: f64) {
         self.rounds(fields, nf, |fft, real, chunk, nb| {
             let nr = fft.n_real_local();
@@ -179,8 +175,8 @@ impl KDist {
         });
     }
 
-    /// `acc[r] += sum_f (wr_f Re(psi_f(r))^2 + wi_f Im(psi_f(r))^2)` at this rank's points of
-    /// the whole grid `acc`, with `psi_f = FFT^-1[field f]` and `weights[f] = (wr_f, wi_f)`.
+    /// `acc[r] += sum_f (wr_f Re(psi_f(r))^2 + wi_f Im(psi_f(r))^2)` at this rank's
+    /// real-space points `r`, with `psi_f = FFT^-1[field f]` and `weights[f] = (wr_f, wi_f)`.
     /// `fields` is used as scratch. Collective.
     pub fn add_density(&self, fields: &mut [Complex64], weights: &[(f64, f64)], acc: &mut [f64]) {
         let mut at = 0;
@@ -191,8 +187,8 @@ impl KDist {
             for field in real.chunks(nr) {
                 let (wr, wi) = weights[at];
                 at += 1;
-                for (&i, z) in self.real_index.iter().zip(field) {
-                    acc[i] += wr * z.re * z.re + wi * z.im * z.im;
+                for (a, z) in acc.iter_mut().zip(field) {
+                    *a += wr * z.re * z.re + wi * z.im * z.im;
                 }
             }
         });

@@ -24,6 +24,7 @@ pub mod pseudo;
 pub mod relax;
 pub mod restart;
 pub mod results;
+pub mod rho_dist;
 pub mod rng;
 pub mod scf;
 pub mod setup;

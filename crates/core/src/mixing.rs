@@ -5,6 +5,10 @@
 //! density (damping long-wavelength charge sloshing) and the identity on the magnetisation.
 //! Anderson: with the last `depth` pairs (x_i, F_i), gamma minimises |F - sum gamma_i (F - F_i)|,
 //! and the next input is x_bar + beta F_bar.
+//!
+//! The vectors may be one rank's part of a sphere dealt over a G-vector group: the inner
+//! products are local sums completed by the caller's `sum` (one reduction per step); everything
+//! else is element-wise.
 
 use num_complex::Complex64;
 use std::collections::VecDeque;
@@ -27,7 +31,8 @@ fn dot_re(a: &[Complex64], b: &[Complex64]) -> f64 {
 }
 
 impl AndersonMixer {
-    /// A mixer for `nchan` channels on a sphere with squared norms `g2`.
+    /// A mixer for `nchan` channels on a sphere (or this rank's part of it) with squared norms
+    /// `g2`.
     pub fn new(beta: f64, depth: usize, q0: f64, g2: &[f64], nchan: usize) -> Self {
         let kerker = g2
             .iter()
@@ -42,11 +47,13 @@ impl AndersonMixer {
         }
     }
 
-    /// Next input density (channels as (total, magnetisation)) from the current input and output.
+    /// Next input density (channels as (total, magnetisation)) from the current input and
+    /// output. `sum` completes sums over the sphere (the identity when it is whole).
     pub fn next(
         &mut self,
         x_in: &[Vec<Complex64>],
         x_out: &[Vec<Complex64>],
+        sum: &dyn Fn(&mut [f64]),
     ) -> Vec<Vec<Complex64>> {
         let ng = self.kerker.len();
         let x: Vec<Complex64> = x_in.iter().flatten().copied().collect();
@@ -67,14 +74,17 @@ impl AndersonMixer {
                 .iter()
                 .map(|(xi, _)| x.iter().zip(xi).map(|(a, b)| a - b).collect())
                 .collect();
-            let mut a = vec![vec![0.0; m]; m];
-            let mut b = vec![0.0; m];
+            // [A (m x m, row-major) | b], summed in one call.
+            let mut ab = vec![0.0; m * m + m];
             for i in 0..m {
                 for j in 0..m {
-                    a[i][j] = dot_re(&df[i], &df[j]);
+                    ab[i * m + j] = dot_re(&df[i], &df[j]);
                 }
-                b[i] = dot_re(&df[i], &f);
+                ab[m * m + i] = dot_re(&df[i], &f);
             }
+            sum(&mut ab);
+            let a = ab[..m * m].chunks(m).map(<[f64]>::to_vec).collect();
+            let b = ab[m * m..].to_vec();
             if let Some(gamma) = solve_regularized(a, b) {
                 for i in 0..m {
                     for (k, v) in xbar.iter_mut().enumerate() {
@@ -155,7 +165,7 @@ mod tests {
         let mut x = vec![Complex64::new(0.0, 0.0); n];
         for _ in 0..20 {
             let y = map(&x);
-            x = mixer.next(&[x.clone()], &[y]).remove(0);
+            x = mixer.next(&[x.clone()], &[y], &|_| {}).remove(0);
         }
         let y = map(&x);
         let r: f64 = x.iter().zip(&y).map(|(a, b)| (a - b).norm()).sum();

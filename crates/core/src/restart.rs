@@ -26,6 +26,8 @@ pub struct ScfStart {
 
 impl ScfStart {
     /// Map the converged state `prev` of (`old_model`, `old_basis`) onto (`model`, `basis`).
+    /// Collective on the G-vector group (the old density is gathered whole, then each rank
+    /// takes its entries of the new sphere).
     pub fn from_previous(
         old_model: &Model,
         old_basis: &Basis,
@@ -34,7 +36,7 @@ impl ScfStart {
         basis: &Basis,
     ) -> Self {
         let index: HashMap<[i32; 3], usize> = old_basis
-            .rho_millers
+            .rho_global_millers()
             .iter()
             .enumerate()
             .map(|(i, m)| (*m, i))
@@ -48,6 +50,7 @@ impl ScfStart {
             .iter()
             .enumerate()
             .map(|(s, g_old)| {
+                let g_old = old_basis.rho_gather(g_old);
                 basis
                     .rho_millers
                     .iter()

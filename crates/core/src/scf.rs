@@ -240,14 +240,7 @@ fn run_with<T: BandScalar>(
             })
             .collect(),
         core: density::core_density(model, basis),
-        symmetrizer: if model.symmetries.len() > 1 {
-            Some(DensitySymmetrizer::new(
-                &model.symmetries,
-                &basis.rho_millers,
-            )?)
-        } else {
-            None
-        },
+        symmetrizer: density::symmetrizer(model, basis)?,
     };
     let terms = term::standard(model, basis, Some(&fixed.projectors));
     let weights: Vec<f64> = basis.kpoints.iter().map(|k| k.weight).collect();
@@ -364,20 +357,20 @@ fn run_with<T: BandScalar>(
         let energies = Energies::from_terms(
             terms
                 .iter()
-                .map(|t| (t.name(), t.energy(&state).complete(par)))
+                .map(|t| (t.name(), t.energy(&state).complete(basis)))
                 .collect::<Vec<_>>(),
         );
         timings.potentials += t0.elapsed().as_secs_f64();
         let mix_in = to_mix(&rho_in.g);
         let mix_out = to_mix(&rho_out.g);
-        residual = mix_in
+        let mut r2 = [mix_in
             .iter()
             .flatten()
             .zip(mix_out.iter().flatten())
             .map(|(a, b)| (a - b).norm_sqr())
-            .sum::<f64>()
-            .sqrt()
-            * basis.volume.sqrt();
+            .sum::<f64>()];
+        basis.sum_over_rho(&mut r2);
+        residual = r2[0].sqrt() * basis.volume.sqrt();
         let e = energies.total();
         let delta_e = e - e_prev;
         e_prev = e;
@@ -400,7 +393,7 @@ fn run_with<T: BandScalar>(
             break;
         }
         let t0 = Instant::now();
-        let next = mixer.next(&mix_in, &mix_out);
+        let next = mixer.next(&mix_in, &mix_out, &|x| basis.sum_over_rho(x));
         rho_in = Density::from_g(basis, from_mix(&next));
         timings.mixing += t0.elapsed().as_secs_f64();
         last = Some((energies, eig, occ, rho_out));

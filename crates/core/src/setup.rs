@@ -453,8 +453,7 @@ fn read_species(
 
 /// Estimated peak memory of one rank (bytes) holding its share of `blocks` (spin, k) blocks of
 /// `nbands` bands whose plane waves are dealt over `gvector_ranks` ranks (wavefunctions,
-/// eigensolver work blocks and projectors are divided; the density grids are whole on every
-/// rank).
+/// eigensolver work blocks, projectors and most density-grid arrays are divided).
 pub fn memory_per_rank(
     model: &Model,
     ecut: f64,
@@ -479,8 +478,11 @@ pub fn memory_per_rank(
         .sum();
     let grid_est = 8.0 * 8.0 * npw_est * 16.0;
     let blocks = blocks as f64;
-    let local_pw = npw_est / gvector_ranks.max(1) as f64;
-    16.0 * local_pw * (blocks * nbands as f64 * 7.0 + blocks * nproj) + 20.0 * grid_est
+    let g = gvector_ranks.max(1) as f64;
+    let local_pw = npw_est / g;
+    // Grid arrays: the dealt ones (densities, potentials, mixing history) fall with the
+    // G-vector group; the whole-sphere ones (symmetriser, its gathered sphere) do not.
+    16.0 * local_pw * (blocks * nbands as f64 * 7.0 + blocks * nproj) + (17.0 / g + 3.0) * grid_est
 }
 
 /// The layout of `spec.parallel` on `ranks` ranks. What the input leaves out: as many k-point

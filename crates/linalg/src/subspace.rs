@@ -213,6 +213,19 @@ pub fn choose_eigen_solver(
     }
 }
 
+/// What [`eigen`] runs on `comm` under [`SUBSPACE_SOLVER_ENV`], in words (for reports).
+pub fn describe_eigen_solver(comm: &dyn Communicator) -> String {
+    let request = SolverRequest::from_env().unwrap_or(SolverRequest::Auto);
+    let available = scalapack_available(comm);
+    match request {
+        SolverRequest::Scalapack if available => "ScaLAPACK".into(),
+        SolverRequest::Auto if available && comm.size() > 1 => {
+            format!("redundant below dimension {SCALAPACK_MIN_DIM}, ScaLAPACK from it")
+        }
+        _ => "redundant (rank 0 solves, broadcasts)".into(),
+    }
+}
+
 /// The lowest `n` eigenpairs of the Hermitian `h` (lower triangle read), identical on every
 /// rank, by the solver [`choose_eigen_solver`] picks under [`SUBSPACE_SOLVER_ENV`]; an
 /// invalid value of the variable is an error (on every rank).

@@ -9,7 +9,7 @@
 //! Preconditioner: W_i = R_i / (|k+G|^2/2 + <x_i|T|x_i>) (Teter–Payne–Allan style).
 
 use super::{BlockOperator, EigenResult};
-use planewave_linalg::{hermitian_eigen, matmul, overlap, Mat, MatRef, Scalar};
+use planewave_linalg::{matmul, overlap, Mat, MatRef, Scalar};
 
 /// `a^H b` over all rows: the local overlap completed over the ranks holding other rows.
 fn gram<T: Scalar>(op: &impl BlockOperator<T>, a: MatRef<'_, T>, b: MatRef<'_, T>) -> Mat<T> {
@@ -191,9 +191,10 @@ fn rayleigh_ritz<T: Scalar>(
         }
         h[(i, i)] = T::from_f64(h[(i, i)].real());
     }
-    let e = hermitian_eigen(h.as_ref()).expect("Rayleigh-Ritz eigensolver failed");
-    let c = e.vectors.as_ref().subcols(0, nb).to_owned();
-    (e.values[..nb].to_vec(), c)
+    let e = op
+        .small_eigen(h.as_ref(), nb)
+        .expect("Rayleigh-Ritz eigensolver failed");
+    (e.values, e.vectors)
 }
 
 /// T such that Z T has orthonormal columns spanning Z's numerically independent directions.
@@ -218,7 +219,7 @@ fn canonical_transform<T: Scalar>(op: &impl BlockOperator<T>, z: MatRef<'_, T>) 
             };
         }
     }
-    let e = hermitian_eigen(s.as_ref()).ok()?;
+    let e = op.small_eigen(s.as_ref(), m).ok()?;
     let smax = e.values.last().copied().unwrap_or(0.0);
     let keep: Vec<usize> = (0..m)
         .filter(|&k| e.values[k] > DEPENDENCE_TOL * smax.max(1.0))
@@ -272,7 +273,7 @@ fn sub_mul<T: Scalar>(a: &mut Mat<T>, b: MatRef<'_, T>, c: MatRef<'_, T>) {
 mod tests {
     use super::*;
     use num_complex::Complex64;
-    use planewave_linalg::{matmul_into, MatMut};
+    use planewave_linalg::{hermitian_eigen, matmul_into, MatMut};
 
     /// A diagonal-dominant Hermitian test operator.
     struct Dense {

@@ -6,15 +6,19 @@
 //!
 //! Vectors may be distributed by rows (plane waves over a G-vector group): the solver then works
 //! on this rank's rows and completes every sum over rows (overlaps, norms) with
-//! [`BlockOperator::sum_rows`]; the small dense problems are solved from identical data on every
-//! rank, so all ranks keep the same vectors.
+//! [`BlockOperator::sum_rows`]; the small dense problems go through
+//! [`BlockOperator::small_eigen`], which on a G-vector group is planewave-linalg's subspace
+//! solver (rank 0 solves and broadcasts, or ScaLAPACK over the group from
+//! `SCALAPACK_MIN_DIM` on, chosen by size), so every rank keeps the same vectors bit for bit.
 
 pub mod lobpcg;
 
 use crate::bands::BandScalar;
 use crate::hamiltonian::KHamiltonian;
-use planewave_comm::Element;
-use planewave_linalg::{Mat, MatMut, MatRef, Scalar};
+use planewave_comm::{CommClass, Element};
+use planewave_linalg::{
+    hermitian_eigen_lowest, HermitianEigen, LinalgError, Mat, MatMut, MatRef, Scalar,
+};
 
 /// Something that applies a Hermitian operator to a block of vectors.
 pub trait BlockOperator<T: Scalar> {
@@ -27,6 +31,11 @@ pub trait BlockOperator<T: Scalar> {
     /// Complete sums over vector components: each rank's partial sums become the totals on
     /// every rank (nothing to do when vectors are not distributed). Collective.
     fn sum_rows<E: Element>(&self, _partial: &mut [E]) {}
+    /// The lowest `n` eigenpairs of a small Hermitian matrix (lower triangle read) built from
+    /// summed rows, identical on every rank that shares the vectors. Collective.
+    fn small_eigen(&self, h: MatRef<'_, T>, n: usize) -> Result<HermitianEigen<T>, LinalgError> {
+        hermitian_eigen_lowest(h, n)
+    }
     /// `out = A x`.
     fn apply(&self, x: MatRef<'_, T>, out: MatMut<'_, T>);
     /// Diagonal kinetic energies for the preconditioner (length `dim()`).
@@ -42,6 +51,12 @@ impl<T: BandScalar> BlockOperator<T> for KHamiltonian<'_, T> {
     }
     fn sum_rows<E: Element>(&self, partial: &mut [E]) {
         self.kpt.sum_over_g(partial)
+    }
+    fn small_eigen(&self, h: MatRef<'_, T>, n: usize) -> Result<HermitianEigen<T>, LinalgError> {
+        match &self.kpt.dist {
+            Some(d) => planewave_linalg::subspace::eigen(&**d.comm(), h, n, CommClass::GVector),
+            None => hermitian_eigen_lowest(h, n),
+        }
     }
     fn apply(&self, x: MatRef<'_, T>, out: MatMut<'_, T>) {
         KHamiltonian::apply(self, x, out)

@@ -13,6 +13,10 @@
 //! representative translation each) times the mask
 //! `(1/N_tau) sum_tau exp(-2 pi i G.tau)`, which is 1 if `G.tau` is an integer
 //! for all `tau` and 0 otherwise. Memory is therefore `N_rot * N_G` indices.
+//!
+//! The symmetriser may produce only some rows of the result (a rank's entries of a sphere
+//! dealt over a G-vector group, [`DensitySymmetrizer::for_rows`]): it then reads the whole
+//! sphere and stores the tables of its rows only (`N_rot * N_rows` indices).
 
 use std::collections::HashMap;
 
@@ -26,18 +30,21 @@ const TRANS_TOL: f64 = 1e-6;
 /// Precomputed tables for G-space symmetrisation over a fixed Miller-index set.
 #[derive(Clone, Debug)]
 pub struct DensitySymmetrizer {
-    /// Number of G vectors.
+    /// Number of G vectors of the sphere read.
     ng: usize,
+    /// Number of rows produced (G vectors of `millers`).
+    nrows: usize,
     /// Number of operations in the group (all translations included).
     nops: usize,
-    /// `src[r * ng + i]` = index of `W_r^T G_i` (one entry per distinct rotation).
+    /// `src[r * nrows + i]` = index in the sphere of `W_r^T G_i` for row `i` (one entry per
+    /// distinct rotation).
     src: Vec<u32>,
     /// Per distinct rotation, per direction: `exp(-2 pi i m w_d)` for
     /// `m = mmin[d] ..= mmax[d]`; `None` when the translation is zero.
     phases: Vec<Option<[Vec<Complex64>; 3]>>,
     /// Lowest Miller index per direction (offset into the phase tables).
     mmin: [i32; 3],
-    /// Miller indices (to evaluate the phases).
+    /// Miller indices of the rows (to evaluate the phases).
     millers: Vec<[i32; 3]>,
     /// G vectors that survive the pure-translation average (all true when
     /// there are no pure translations).
@@ -51,7 +58,15 @@ impl DensitySymmetrizer {
     /// the operations are not a group modulo pure translations (unequal
     /// multiplicities per rotation). An empty `ops` means identity only.
     pub fn new(ops: &[SymOp], millers: &[[i32; 3]]) -> Result<Self, String> {
+        let rows: Vec<usize> = (0..millers.len()).collect();
+        Self::for_rows(ops, millers, &rows)
+    }
+
+    /// As [`Self::new`], producing only the entries `rows` (indices into `millers`) of the
+    /// symmetrised field ([`Self::symmetrized_rows`]).
+    pub fn for_rows(ops: &[SymOp], millers: &[[i32; 3]], rows: &[usize]) -> Result<Self, String> {
         let ng = millers.len();
+        let row_millers: Vec<[i32; 3]> = rows.iter().map(|&i| millers[i]).collect();
         if u32::try_from(ng).is_err() {
             return Err("DensitySymmetrizer: too many G vectors".to_string());
         }
@@ -97,9 +112,9 @@ impl DensitySymmetrizer {
         }
 
         // Rotated-index table.
-        let mut src = Vec::with_capacity(reps.len() * ng);
+        let mut src = Vec::with_capacity(reps.len() * rows.len());
         for op in &reps {
-            for m in millers {
+            for m in &row_millers {
                 let mut r = [0i32; 3];
                 for (a, v) in r.iter_mut().enumerate() {
                     // (W^T G)_a = sum_b W[b][a] G_b
@@ -119,7 +134,7 @@ impl DensitySymmetrizer {
         // Phase tables.
         let mut mmin = [0i32; 3];
         let mut mmax = [0i32; 3];
-        for m in millers {
+        for m in &row_millers {
             for d in 0..3 {
                 mmin[d] = mmin[d].min(m[d]);
                 mmax[d] = mmax[d].max(m[d]);
@@ -143,7 +158,7 @@ impl DensitySymmetrizer {
             .collect();
 
         // Pure-translation mask.
-        let mask = millers
+        let mask = row_millers
             .iter()
             .map(|m| {
                 pure.iter().all(|t| {
@@ -155,11 +170,12 @@ impl DensitySymmetrizer {
 
         Ok(Self {
             ng,
+            nrows: row_millers.len(),
             nops: ops.len(),
             src,
             phases,
             mmin,
-            millers: millers.to_vec(),
+            millers: row_millers,
             mask,
         })
     }
@@ -194,8 +210,23 @@ impl DensitySymmetrizer {
         let _ = self.try_symmetrize(rho_g);
     }
 
-    /// As [`Self::symmetrize`], returning `Err` on a length mismatch.
+    /// As [`Self::symmetrize`], returning `Err` on a length mismatch (or when the
+    /// symmetriser produces only some rows).
     pub fn try_symmetrize(&self, rho_g: &mut [Complex64]) -> Result<(), String> {
+        if self.nrows != self.ng {
+            return Err(format!(
+                "DensitySymmetrizer: produces {} of {} rows; use symmetrized_rows",
+                self.nrows, self.ng
+            ));
+        }
+        let out = self.symmetrized_rows(rho_g)?;
+        rho_g.copy_from_slice(&out);
+        Ok(())
+    }
+
+    /// The rows given to [`Self::for_rows`] of the symmetrised field, from the whole field
+    /// `rho_g` (coefficients at all the Miller indices given there).
+    pub fn symmetrized_rows(&self, rho_g: &[Complex64]) -> Result<Vec<Complex64>, String> {
         if rho_g.len() != self.ng {
             return Err(format!(
                 "DensitySymmetrizer: got {} coefficients, expected {}",
@@ -203,10 +234,10 @@ impl DensitySymmetrizer {
                 self.ng
             ));
         }
-        let ng = self.ng;
-        let mut acc = vec![Complex64::new(0.0, 0.0); ng];
+        let n = self.nrows;
+        let mut acc = vec![Complex64::new(0.0, 0.0); n];
         for (r, ph) in self.phases.iter().enumerate() {
-            let src = &self.src[r * ng..(r + 1) * ng];
+            let src = &self.src[r * n..(r + 1) * n];
             match ph {
                 None => {
                     for (a, &j) in acc.iter_mut().zip(src) {
@@ -224,14 +255,14 @@ impl DensitySymmetrizer {
             }
         }
         let inv = 1.0 / self.phases.len().max(1) as f64;
-        for ((out, a), keep) in rho_g.iter_mut().zip(acc).zip(&self.mask) {
-            *out = if *keep {
-                a * inv
+        for (a, keep) in acc.iter_mut().zip(&self.mask) {
+            *a = if *keep {
+                *a * inv
             } else {
                 Complex64::new(0.0, 0.0)
             };
         }
-        Ok(())
+        Ok(acc)
     }
 }
 
@@ -532,6 +563,32 @@ mod tests {
         sym.symmetrize(&mut sc);
         assert!(max_diff(&c, &sc) < 1e-12 * max_abs(&c));
         check_invariant_random(&ops, &millers, 3);
+    }
+
+    #[test]
+    fn rows_of_a_dealt_sphere_match_the_whole() {
+        // A rank of a G-vector group holds some rows (every third one, out of order): its
+        // symmetriser must give exactly those entries of the whole result, and refuse to
+        // symmetrise in place.
+        let ops =
+            find_symmetries(&SI_LAT, &[[0.0; 3], [0.25; 3]], &[0, 0], 1e-5).unwrap_or_default();
+        let millers = sphere(&SI_LAT, 5);
+        let mut rng = Lcg(11);
+        let c: Vec<Complex64> = millers
+            .iter()
+            .map(|_| Complex64::new(rng.next() - 0.5, rng.next() - 0.5))
+            .collect();
+        let mut whole = c.clone();
+        DensitySymmetrizer::new(&ops, &millers)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .symmetrize(&mut whole);
+        let rows: Vec<usize> = (0..millers.len()).rev().filter(|i| i % 3 == 1).collect();
+        let part = DensitySymmetrizer::for_rows(&ops, &millers, &rows).unwrap();
+        let got = part.symmetrized_rows(&c).unwrap();
+        let want: Vec<Complex64> = rows.iter().map(|&i| whole[i]).collect();
+        assert_eq!(got, want);
+        assert!(part.try_symmetrize(&mut c.clone()).is_err());
+        assert!(part.symmetrized_rows(&c[1..]).is_err());
     }
 
     #[test]

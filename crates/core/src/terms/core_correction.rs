@@ -20,7 +20,7 @@ fn core_coupling(model: &Model, basis: &Basis, rho: &Density) -> Option<Vec<Comp
     let (xr, xg) = density::with_core(rho, Some(&core));
     let v = super::xc::compute(model.functional, basis, &xr, &xg).potential;
     let n = v.len() as f64;
-    let avg: Vec<f64> = (0..basis.grid_len())
+    let avg: Vec<f64> = (0..v[0].len())
         .map(|i| v.iter().map(|c| c[i]).sum::<f64>() / n)
         .collect();
     Some(super::real_to_sphere(basis, &avg))
@@ -41,13 +41,13 @@ impl<T: BandScalar> Term<T> for CoreCorrection {
         s.core?;
         let v = core_coupling(s.model, s.basis, s.rho)?;
         let f = super::structure_factor_forces(s.model, s.basis, &v, core_form_factor(s.model));
-        Some(Share::Whole(f))
+        Some(Share::Grid(f))
     }
     fn stress(&self, s: &State<'_, T>) -> Option<Share<[[f64; 3]; 3]>> {
         s.core?;
         let v = core_coupling(s.model, s.basis, s.rho)?;
         let shape = super::structure_factor_strain(s.model, s.basis, &v, core_form_factor(s.model));
         let omega = s.basis.volume;
-        Some(Share::Whole(shape.map(|r| r.map(|x| x / omega))))
+        Some(Share::Grid(shape.map(|r| r.map(|x| x / omega))))
     }
 }

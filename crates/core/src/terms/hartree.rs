@@ -14,7 +14,7 @@ impl<T: BandScalar> Term<T> for Hartree {
         "hartree"
     }
     fn energy(&self, s: &State<'_, T>) -> Share<f64> {
-        Share::Whole(potential_and_energy(s.basis, &s.rho.total_g()).1)
+        Share::Grid(potential_and_energy(s.basis, &s.rho.total_g()).1)
     }
     fn potential(&self, s: &State<'_, T>) -> Option<Vec<Vec<f64>>> {
         let (v_g, _) = potential_and_energy(s.basis, &s.rho.total_g());
@@ -23,11 +23,12 @@ impl<T: BandScalar> Term<T> for Hartree {
     fn stress(&self, s: &State<'_, T>) -> Option<Share<[[f64; 3]; 3]>> {
         let rho_g = s.rho.total_g();
         let (_, e_h) = potential_and_energy(s.basis, &rho_g);
-        Some(Share::Whole(stress(s.basis, &rho_g, e_h)))
+        Some(Share::Grid(stress(s.basis, &rho_g, e_h)))
     }
 }
 
-/// Hartree potential on the density sphere and the Hartree energy, from the total rho(G).
+/// Hartree potential on this rank's density-sphere entries and its part of the Hartree energy,
+/// from the total rho(G).
 pub fn potential_and_energy(basis: &Basis, rho_g: &[Complex64]) -> (Vec<Complex64>, f64) {
     let mut e = 0.0;
     let v = rho_g
@@ -45,7 +46,8 @@ pub fn potential_and_energy(basis: &Basis, rho_g: &[Complex64]) -> (Vec<Complex6
     (v, 0.5 * basis.volume * e)
 }
 
-/// Hartree stress (Ha/bohr^3, QE sign) for the total rho(G) with Hartree energy `e_h`:
+/// Hartree stress (Ha/bohr^3, QE sign; this rank's part) for the total rho(G) with (this
+/// rank's part of) the Hartree energy `e_h`:
 /// `sigma_ab = (E_H/Omega) delta_ab - 4 pi sum_{G != 0} |rho(G)|^2 G_a G_b / G^4`.
 pub fn stress(basis: &Basis, rho_g: &[Complex64], e_h: f64) -> [[f64; 3]; 3] {
     let mut out = [[0.0; 3]; 3];

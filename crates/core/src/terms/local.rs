@@ -31,27 +31,27 @@ impl<T: BandScalar> Term<T> for Local<'_> {
         "local"
     }
     fn energy(&self, s: &State<'_, T>) -> Share<f64> {
-        Share::Whole(self.v.energy(s.basis, &s.rho.total_r()))
+        Share::Grid(self.v.energy(s.basis, &s.rho.total_r()))
     }
     fn potential(&self, s: &State<'_, T>) -> Option<Vec<Vec<f64>>> {
         Some(vec![self.v.values_r.clone(); s.rho.r.len()])
     }
     fn forces(&self, s: &State<'_, T>) -> Option<Share<Vec<[f64; 3]>>> {
-        Some(Share::Whole(forces(self.model, s.basis, &s.rho.total_g())))
+        Some(Share::Grid(forces(self.model, s.basis, &s.rho.total_g())))
     }
     fn stress(&self, s: &State<'_, T>) -> Option<Share<[[f64; 3]; 3]>> {
         let e_loc = self.v.energy(s.basis, &s.rho.total_r());
         let rho_g = s.rho.total_g();
-        Some(Share::Whole(stress(self.model, s.basis, &rho_g, e_loc)))
+        Some(Share::Grid(stress(self.model, s.basis, &rho_g, e_loc)))
     }
 }
 
 /// The local pseudopotential on the density sphere and on the grid.
 #[derive(Debug, Clone)]
 pub struct LocalPotential {
-    /// V_loc(G) on the density sphere (Ha).
+    /// V_loc(G) on this rank's density-sphere entries (Ha).
     pub values_g: Vec<Complex64>,
-    /// V_loc(r) on the FFT grid (Ha).
+    /// V_loc(r) at this rank's grid points (Ha).
     pub values_r: Vec<f64>,
 }
 
@@ -75,15 +75,15 @@ impl LocalPotential {
         Self { values_g, values_r }
     }
 
-    /// E_loc = \int V_loc(r) rho(r) dr for the total density on the grid.
+    /// This rank's part of E_loc = \int V_loc(r) rho(r) dr for the total density at its grid
+    /// points.
     pub fn energy(&self, basis: &Basis, rho_total_r: &[f64]) -> f64 {
-        let dv = basis.volume / basis.grid_len() as f64;
         self.values_r
             .iter()
             .zip(rho_total_r)
             .map(|(v, r)| v * r)
             .sum::<f64>()
-            * dv
+            * basis.dv()
     }
 }
 
@@ -97,13 +97,15 @@ fn form_factor(model: &Model, s: usize, q: f64) -> f64 {
     }
 }
 
-/// Forces (Ha/bohr) on the atoms from the local potential for the total density `rho_g`.
+/// Forces (Ha/bohr) on the atoms from the local potential for the total density `rho_g`
+/// (this rank's part: a sum over its density-sphere entries).
 pub fn forces(model: &Model, basis: &Basis, rho_g: &[Complex64]) -> Vec<[f64; 3]> {
     super::structure_factor_forces(model, basis, rho_g, |s, q| form_factor(model, s, q))
 }
 
 /// Local-potential stress (Ha/bohr^3, QE sign) for the total density `rho_g` whose local energy
-/// is `e_loc`: `sigma = (1/Omega) [E_loc delta + sum_G Re(rho* S) v'(|G|) G G/|G|]`.
+/// is `e_loc`: `sigma = (1/Omega) [E_loc delta + sum_G Re(rho* S) v'(|G|) G G/|G|]` (this
+/// rank's part, with its part of E_loc).
 pub fn stress(model: &Model, basis: &Basis, rho_g: &[Complex64], e_loc: f64) -> [[f64; 3]; 3] {
     let shape =
         super::structure_factor_strain(model, basis, rho_g, |s, q| form_factor(model, s, q));

@@ -67,31 +67,21 @@ pub(crate) fn structure_factor_sum(
     out
 }
 
-/// Real-space values on the grid of a field given on the density sphere.
+/// Values at this rank's grid points of a real field given on the density sphere.
 pub(crate) fn sphere_to_real(
     basis: &crate::basis::Basis,
     field_g: &[num_complex::Complex64],
 ) -> Vec<f64> {
-    let n = basis.grid_len();
-    let mut grid = vec![num_complex::Complex64::new(0.0, 0.0); n];
-    basis.rho_map.scatter(field_g, &mut grid);
-    basis.fft.backward(&mut grid);
-    grid.iter().map(|z| z.re).collect()
+    basis.rho_to_real(field_g)
 }
 
-/// Density-sphere coefficients of a real field on the grid (`f(G) = (1/N) sum_r f(r) e^{-iGr}`).
+/// Density-sphere coefficients of a real field at this rank's grid points
+/// (`f(G) = (1/N) sum_r f(r) e^{-iGr}`).
 pub(crate) fn real_to_sphere(
     basis: &crate::basis::Basis,
     field_r: &[f64],
 ) -> Vec<num_complex::Complex64> {
-    let mut grid: Vec<num_complex::Complex64> = field_r
-        .iter()
-        .map(|&x| num_complex::Complex64::new(x, 0.0))
-        .collect();
-    basis.fft.forward(&mut grid);
-    let mut out = vec![num_complex::Complex64::new(0.0, 0.0); basis.rho_millers.len()];
-    basis.rho_map.gather(&grid, 1.0, &mut out);
-    out
+    basis.rho_to_sphere(field_r)
 }
 
 /// Central-difference derivative of a radial form factor, `df/dq` at `q > 0`, with a relative
@@ -103,7 +93,8 @@ pub(crate) fn radial_derivative(f: impl Fn(f64) -> f64, q: f64) -> f64 {
 
 /// Forces `F_a = -dE/dtau_a` from an energy `E = Omega sum_G conj(A(G)) X(G)`, where
 /// `X(G) = (1/Omega) sum_atoms e^{-iG.tau} f_species(|G|)` is a structure-factor field and
-/// `A` a field on the density sphere (e.g. the density for the local potential).
+/// `A` a field on the density sphere (e.g. the density for the local potential). The sum runs
+/// over this rank's density-sphere entries (complete it over the G-vector group).
 pub(crate) fn structure_factor_forces(
     model: &crate::model::Model,
     basis: &crate::basis::Basis,
@@ -151,6 +142,7 @@ pub(crate) fn structure_factor_forces(
 /// `sum_{G != 0} Re(conj(A) S(G)) f'(|G|) G_a G_b / |G|`, with `S(G) = sum_atoms e^{-iG.tau}`.
 /// (Under strain `|G|` shrinks: `d|G|/d eps_ab = -G_a G_b/|G|`, so this enters dE/d eps with a
 /// minus sign; the 1/Omega of `X` and the scaling of `A` are accounted for by the caller.)
+/// The sum runs over this rank's density-sphere entries.
 pub(crate) fn structure_factor_strain(
     model: &crate::model::Model,
     basis: &crate::basis::Basis,

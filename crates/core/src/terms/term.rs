@@ -5,11 +5,13 @@
 //!   energy, its part of the local potential (density terms), its forces and its stress; what
 //!   it does not contribute it leaves at the defaults (`None`, zero).
 //! - Terms compute from this rank's data and say how far their result is summed with a
-//!   [`Share`]: `Whole` (the same on every rank: density and ion terms, whose grids are whole
-//!   on every rank) or `Blocks` (this rank's k-point group's sum over the (spin, k) blocks it
-//!   owns; sums over plane waves inside a block are complete over the G-vector group, as in
-//!   the block algebra). The driver ([`Share::complete`]) does the sum over the k-point
-//!   groups, in one place.
+//!   [`Share`]: `Whole` (the same on every rank: ion terms), `Grid` (this rank's part of a
+//!   sum over the density sphere or grid, which a G-vector group deals: density terms) or
+//!   `Blocks` (this rank's k-point group's sum over the (spin, k) blocks it owns; sums over
+//!   plane waves inside a block are complete over the G-vector group, as in the block
+//!   algebra). The driver ([`Share::complete`]) does the sums over the G-vector group or the
+//!   k-point groups, in one place.
+//! - Potentials are local: values at this rank's grid points, no reduction.
 //! - [`standard`] lists the terms of the Kohn–Sham functional in a fixed order; the SCF loop,
 //!   forces and stress iterate over it, so a new term touches its own file and that list.
 
@@ -17,7 +19,6 @@ use crate::bands::BandScalar;
 use crate::basis::Basis;
 use crate::density::Density;
 use crate::model::Model;
-use crate::parallel::Parallel;
 use num_complex::Complex64;
 use planewave_linalg::Mat;
 
@@ -100,9 +101,7 @@ pub fn of_converged<Q: Quantity>(
         };
         standard(model, basis, None)
             .iter()
-            .filter_map(|t| {
-                Q::of(t.as_ref(), &state).map(|v| (t.name(), v.complete(&basis.parallel)))
-            })
+            .filter_map(|t| Q::of(t.as_ref(), &state).map(|v| (t.name(), v.complete(basis))))
             .collect()
     }
     match &scf.wavefunctions {
@@ -116,6 +115,8 @@ pub fn of_converged<Q: Quantity>(
 pub enum Share<V> {
     /// The same on every rank.
     Whole(V),
+    /// This rank's part of a sum over the density sphere or grid.
+    Grid(V),
     /// This rank's k-point group's sum over its (spin, k) blocks.
     Blocks(V),
 }
@@ -145,13 +146,17 @@ impl Summable for [[f64; 3]; 3] {
 }
 
 impl<V: Summable> Share<V> {
-    /// The whole value on every rank: block shares summed over the k-point groups of `par`
-    /// (collective when the share is `Blocks`).
-    pub fn complete(self, par: &Parallel) -> V {
+    /// The whole value on every rank: grid shares summed over the G-vector group, block
+    /// shares over the k-point groups of `basis`' layout (collective unless `Whole`).
+    pub fn complete(self, basis: &Basis) -> V {
         match self {
             Share::Whole(v) => v,
+            Share::Grid(mut v) => {
+                basis.sum_over_rho(v.flat_mut());
+                v
+            }
             Share::Blocks(mut v) => {
-                par.sum_over_kgroups(v.flat_mut());
+                basis.parallel.sum_over_kgroups(v.flat_mut());
                 v
             }
         }
@@ -164,7 +169,8 @@ pub trait Term<T: BandScalar> {
     fn name(&self) -> &'static str;
     /// Energy (Ha).
     fn energy(&self, s: &State<'_, T>) -> Share<f64>;
-    /// This term's part of the local potential, per spin channel on the grid (Ha).
+    /// This term's part of the local potential, per spin channel at this rank's grid points
+    /// (Ha).
     fn potential(&self, _s: &State<'_, T>) -> Option<Vec<Vec<f64>>> {
         None
     }
@@ -204,7 +210,7 @@ pub fn total_potential<T: BandScalar>(
     s: &State<'_, T>,
 ) -> Vec<Vec<f64>> {
     let nspin = s.rho.r.len();
-    let n = s.basis.grid_len();
+    let n = s.basis.rho_real_len();
     let mut v = vec![vec![0.0; n]; nspin];
     for t in terms {
         if let Some(p) = t.potential(s) {

@@ -26,7 +26,7 @@ impl<T: BandScalar> Term<T> for Xc {
         "xc"
     }
     fn energy(&self, s: &State<'_, T>) -> Share<f64> {
-        Share::Whole(evaluate_state(s).0.energy)
+        Share::Grid(evaluate_state(s).0.energy)
     }
     fn potential(&self, s: &State<'_, T>) -> Option<Vec<Vec<f64>>> {
         Some(evaluate_state(s).0.potential)
@@ -36,7 +36,7 @@ impl<T: BandScalar> Term<T> for Xc {
     fn stress(&self, s: &State<'_, T>) -> Option<Share<[[f64; 3]; 3]>> {
         let (xcr, xr) = evaluate_state(s);
         let omega = s.basis.volume;
-        let dv = omega / s.basis.grid_len() as f64;
+        let dv = s.basis.dv();
         let v_rho: f64 = xcr
             .potential
             .iter()
@@ -51,11 +51,12 @@ impl<T: BandScalar> Term<T> for Xc {
                 *x = (xcr.gradient_tensor[a][b] - diag) / omega;
             }
         }
-        Some(Share::Whole(out))
+        Some(Share::Grid(out))
     }
 }
 
-/// XC energy (Ha) and potential per spin channel on the grid (Ha).
+/// XC energy (Ha; this rank's part) and potential per spin channel at this rank's grid points
+/// (Ha).
 #[derive(Debug, Clone)]
 pub struct XcResult {
     /// E_xc.
@@ -99,8 +100,8 @@ pub fn compute(
     rho_g: &[Vec<Complex64>],
 ) -> XcResult {
     let nspin = rho_r.len();
-    let n = basis.grid_len();
-    let dv = basis.volume / n as f64;
+    let n = rho_r[0].len();
+    let dv = basis.dv();
     let rho: Vec<&[f64]> = rho_r.iter().map(|r| r.as_slice()).collect();
     if !functional.is_gga() {
         let out = evaluate(functional, &rho, &[]);

@@ -1,0 +1,141 @@
+//! `RhoDist`: the density sphere and the FFT grid dealt over the ranks of a G-vector group.
+//!
+//! Contract:
+//! - The sticks of the density sphere are dealt by [`DistFft`] (balanced by count) with the
+//!   decomposition of the k-points' transforms, so a rank's real-space points (its slab or
+//!   pencil bundle, [`RealLayout`]) are the same for densities, potentials and band
+//!   transforms: a potential is applied and a density added where they lie, with no exchange.
+//!   [`RhoDist::new`] refuses a layout that differs.
+//! - The per-G fields of the density sphere in [`crate::basis::Basis`] (Miller indices, G,
+//!   |G|², shells) hold the local entries, in the transform's local order; densities and
+//!   potentials are vectors of local coefficients and local grid values.
+//! - Sums over the sphere or the grid (energies, forces, stress, inner products) are local sums
+//!   plus [`RhoDist::sum`] over the group (class G).
+//! - What needs the whole sphere (the symmetriser's orbits, carrying a density to another
+//!   basis by Miller index) goes through [`RhoDist::gather`]: an all-gather of the
+//!   coefficients, in the global order of [`RhoDist::global_millers`].
+
+use num_complex::Complex64;
+use planewave_comm::{CommClass, CommExt, Communicator, Element};
+use planewave_fft::{DistFft, DistFftOptions, FftGrid, RealLayout};
+use std::sync::{Arc, Mutex};
+
+/// The density sphere and grid on the ranks of one G-vector group.
+pub struct RhoDist {
+    comm: Arc<dyn Communicator>,
+    fft: Mutex<DistFft>,
+    /// The whole sphere's Miller indices, in the global order.
+    global_millers: Vec<[i32; 3]>,
+    /// For every rank of the group, the global indices of its entries in its local order.
+    local_g_of: Vec<Vec<usize>>,
+    /// This rank's real-space points.
+    layout: RealLayout,
+}
+
+impl std::fmt::Debug for RhoDist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RhoDist")
+            .field("ranks", &self.comm.size())
+            .field("local_g", &self.local_g().len())
+            .field("global_g", &self.global_millers.len())
+            .finish()
+    }
+}
+
+impl RhoDist {
+    /// Deal the density sphere `millers` (global order) on `grid` over `comm` (collective),
+    /// with the decomposition of `options`; the real-space points must be `expected` (the
+    /// k-points' layout) when given.
+    pub fn new(
+        comm: Arc<dyn Communicator>,
+        grid: FftGrid,
+        millers: Vec<[i32; 3]>,
+        options: &DistFftOptions,
+        expected: Option<&RealLayout>,
+    ) -> Result<Self, String> {
+        let mut options = *options;
+        options.pair_mirror_sticks = false;
+        let fft = DistFft::new(comm.clone(), grid, &millers, &options)?;
+        if let Some(e) = expected {
+            if fft.layout() != e {
+                return Err(format!(
+                    "planewave: the density grid's real-space points ({:?}) differ from the bands' ({e:?})",
+                    fft.layout()
+                ));
+            }
+        }
+        let local_g_of = (0..comm.size()).map(|r| fft.sticks().local_g(r)).collect();
+        let layout = fft.layout().clone();
+        Ok(Self {
+            layout,
+            comm,
+            fft: Mutex::new(fft),
+            global_millers: millers,
+            local_g_of,
+        })
+    }
+
+    /// Global indices (into [`Self::global_millers`]) of this rank's entries, in local order.
+    pub fn local_g(&self) -> &[usize] {
+        &self.local_g_of[self.comm.rank()]
+    }
+
+    /// The whole sphere's Miller indices, in the global order.
+    pub fn global_millers(&self) -> &[[i32; 3]] {
+        &self.global_millers
+    }
+
+    /// This rank's real-space points.
+    pub fn layout(&self) -> &RealLayout {
+        &self.layout
+    }
+
+    /// Complete a sum over the sphere or the grid: each rank passes its partial sums, all get
+    /// the total. Collective.
+    pub fn sum<E: Element>(&self, data: &mut [E]) {
+        self.comm.allreduce_sum(data, CommClass::GVector);
+    }
+
+    /// Real-space values (this rank's points) of a real field given by its local sphere
+    /// coefficients. Collective.
+    pub fn to_real(&self, field_g: &[Complex64]) -> Vec<f64> {
+        let mut fft = self.lock();
+        let mut real = vec![Complex64::new(0.0, 0.0); fft.n_real_local()];
+        fft.backward(field_g, 1, &mut real);
+        real.iter().map(|z| z.re).collect()
+    }
+
+    /// Local sphere coefficients (`f(G) = (1/N) sum_r f(r) e^{-iGr}`) of a real field given at
+    /// this rank's points. Collective.
+    pub fn to_sphere(&self, field_r: &[f64]) -> Vec<Complex64> {
+        let mut fft = self.lock();
+        let mut real: Vec<Complex64> = field_r.iter().map(|&x| Complex64::new(x, 0.0)).collect();
+        let mut out = vec![Complex64::new(0.0, 0.0); fft.n_g_local()];
+        fft.forward(&mut real, 1, &mut out);
+        out
+    }
+
+    /// The whole sphere (global order) on every rank from each rank's local coefficients.
+    /// Collective.
+    pub fn gather(&self, local: &[Complex64]) -> Vec<Complex64> {
+        let counts: Vec<usize> = self.local_g_of.iter().map(Vec::len).collect();
+        let mut all = vec![Complex64::new(0.0, 0.0); counts.iter().sum()];
+        let (send, recv) = (Complex64::slice(local), Complex64::slice_mut(&mut all));
+        self.comm
+            .allgatherv_raw(send, recv, &counts, CommClass::GVector);
+        let mut out = vec![Complex64::new(0.0, 0.0); self.global_millers.len()];
+        for (&g, v) in self.local_g_of.iter().flatten().zip(all) {
+            out[g] = v;
+        }
+        out
+    }
+
+    /// This rank's entries of a whole-sphere vector (global order).
+    pub fn local_part<T: Copy>(&self, global: &[T]) -> Vec<T> {
+        self.local_g().iter().map(|&g| global[g]).collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, DistFft> {
+        self.fft.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
