@@ -24,7 +24,6 @@ use crate::gvectors::KDist;
 use crate::model::Model;
 use crate::parallel::Parallel;
 use crate::rho_dist::RhoDist;
-use num_complex::Complex64;
 use planewave_comm::{Communicator, Element};
 use planewave_fft::{good_fft_size, DistFftOptions, Fft3d, FftGrid, SphereMap, Sticks};
 use std::f64::consts::PI;
@@ -209,6 +208,9 @@ pub struct Basis {
     pub rho_shell_norm: Vec<f64>,
     /// Where the density sphere sits on the grid (empty when the sphere is dealt).
     pub rho_map: SphereMap,
+    /// For each density-sphere entry, the position of its mirror -G among this rank's entries
+    /// (None when some mirror is on another rank): lets two real fields share a transform.
+    pub rho_mirror: Option<Vec<usize>>,
     /// The density sphere's deal over a G-vector group (None: the sphere and the grid are
     /// whole on this rank). When set, the `rho_*` fields above hold this rank's entries only
     /// and densities and potentials live at its real-space points.
@@ -330,6 +332,7 @@ impl Basis {
         let rho_g2: Vec<f64> = rho_g.iter().map(|g| dot(g, g)).collect();
         let (rho_shell, rho_shell_norm) = shells(&rho_g2);
         let rho_map = SphereMap::new(grid, &rho_millers);
+        let rho_mirror = crate::rho_grid::mirror_positions(&rho_millers);
         Self {
             ecut,
             grid,
@@ -341,6 +344,7 @@ impl Basis {
             rho_shell,
             rho_shell_norm,
             rho_map,
+            rho_mirror,
             rho_dist: None,
             parallel: Arc::new(Parallel::solo()),
             volume: crystal.volume,
@@ -436,6 +440,7 @@ impl Basis {
         self.rho_shell = d.local_part(&self.rho_shell);
         debug_assert_eq!(self.rho_millers.len(), local.len());
         self.rho_map = SphereMap::new(self.grid, &[]);
+        self.rho_mirror = crate::rho_grid::mirror_positions(&self.rho_millers);
         self.rho_dist = Some(d);
         Ok(())
     }
@@ -443,88 +448,5 @@ impl Basis {
     /// Number of points of the FFT grid.
     pub fn grid_len(&self) -> usize {
         self.grid.len()
-    }
-
-    /// Volume per grid point (bohr^3): the weight of a grid sum in an integral.
-    pub fn dv(&self) -> f64 {
-        self.volume / self.grid_len() as f64
-    }
-
-    /// Index of G = 0 among this rank's density-sphere entries (None when another rank of
-    /// the G-vector group holds it).
-    pub fn rho_g0_local(&self) -> Option<usize> {
-        self.rho_millers.iter().position(|m| *m == [0, 0, 0])
-    }
-
-    /// Number of density-sphere vectors over all ranks.
-    pub fn rho_global_len(&self) -> usize {
-        self.rho_dist
-            .as_ref()
-            .map_or(self.rho_millers.len(), |d| d.global_millers().len())
-    }
-
-    /// Number of this rank's points of the FFT grid (all of them unless the grid is dealt).
-    pub fn rho_real_len(&self) -> usize {
-        self.rho_dist
-            .as_ref()
-            .map_or(self.grid_len(), |d| d.layout().len())
-    }
-
-    /// Complete a sum over the density sphere or grid: this rank's partial sums become the
-    /// total on every rank of the G-vector group (nothing to do when they are whole).
-    /// Collective on the group.
-    pub fn sum_over_rho<E: Element>(&self, data: &mut [E]) {
-        if let Some(d) = &self.rho_dist {
-            d.sum(data);
-        }
-    }
-
-    /// The whole density sphere's Miller indices, in global order.
-    pub fn rho_global_millers(&self) -> &[[i32; 3]] {
-        self.rho_dist
-            .as_ref()
-            .map_or(&self.rho_millers, |d| d.global_millers())
-    }
-
-    /// A field on the whole density sphere (global order) from this rank's entries.
-    /// Collective on the G-vector group.
-    pub fn rho_gather(&self, local: &[Complex64]) -> Vec<Complex64> {
-        match &self.rho_dist {
-            Some(d) => d.gather(local),
-            None => local.to_vec(),
-        }
-    }
-
-    /// This rank's entries of a field on the whole density sphere (global order).
-    pub fn rho_local_part(&self, global: &[Complex64]) -> Vec<Complex64> {
-        match &self.rho_dist {
-            Some(d) => d.local_part(global),
-            None => global.to_vec(),
-        }
-    }
-
-    /// Values at this rank's grid points of a real field given on the density sphere.
-    /// Collective on the G-vector group.
-    pub fn rho_to_real(&self, field_g: &[Complex64]) -> Vec<f64> {
-        if let Some(d) = &self.rho_dist {
-            return d.to_real(field_g);
-        }
-        let mut grid = vec![Complex64::new(0.0, 0.0); self.grid_len()];
-        self.rho_map.scatter(field_g, &mut grid);
-        self.fft.backward(&mut grid);
-        grid.iter().map(|z| z.re).collect()
-    }
-
-    /// Density-sphere coefficients (`f(G) = (1/N) sum_r f(r) e^{-iGr}`) of a real field given
-    /// at this rank's grid points. Collective on the G-vector group.
-    pub fn rho_to_sphere(&self, field_r: &[f64]) -> Vec<Complex64> {
-        if let Some(d) = &self.rho_dist {
-            return d.to_sphere(field_r);
-        }
-        let mut grid: Vec<Complex64> = field_r.iter().map(|&x| Complex64::new(x, 0.0)).collect();
-        self.fft.forward(&mut grid);
-        let mut out = vec![Complex64::new(0.0, 0.0); self.rho_millers.len()];
-        self.rho_map.gather(&grid, 1.0, &mut out);
-        out
     }
 }

@@ -13,7 +13,7 @@ use crate::bands::BandScalar;
 use crate::basis::Basis;
 use crate::model::Model;
 use crate::symmetry::DensitySymmetrizer;
-use crate::terms::{real_to_sphere, sphere_to_real, structure_factor_sum};
+use crate::terms::{sphere_to_real, structure_factor_sum};
 use num_complex::Complex64;
 use planewave_linalg::Mat;
 
@@ -29,7 +29,8 @@ pub struct Density {
 impl Density {
     /// Build from sphere coefficients (computes the grid values).
     pub fn from_g(basis: &Basis, g: Vec<Vec<Complex64>>) -> Self {
-        let r = g.iter().map(|c| sphere_to_real(basis, c)).collect();
+        let fields: Vec<&[Complex64]> = g.iter().map(Vec::as_slice).collect();
+        let r = basis.rho_to_real_many(&fields);
         Self { g, r }
     }
 
@@ -154,26 +155,29 @@ pub fn from_wavefunctions<T: BandScalar>(
 ) -> Density {
     let n = basis.rho_real_len();
     let par = &*basis.parallel;
-    let mut channels = Vec::with_capacity(psi.len());
-    for (s, (psi_s, occ_s)) in psi.iter().zip(occ).enumerate() {
-        let mut acc = vec![0.0; n];
-        par.time_block_work(|| {
+    let mut acc = vec![vec![0.0; n]; psi.len()];
+    par.time_block_work(|| {
+        for (s, (psi_s, occ_s)) in psi.iter().zip(occ).enumerate() {
             for (k, kpt) in basis.kpoints.iter().enumerate() {
                 if !par.owns(s, k) {
                     continue;
                 }
                 let weights: Vec<f64> = occ_s[k].iter().map(|f| kpt.weight * f).collect();
-                T::add_density(kpt, &basis.fft, &psi_s[k], &weights, &mut acc);
+                T::add_density(kpt, &basis.fft, &psi_s[k], &weights, &mut acc[s]);
             }
-        });
-        par.sum_over_kgroups(&mut acc);
-        let inv_vol = 1.0 / basis.volume;
-        acc.iter_mut().for_each(|x| *x *= inv_vol);
-        let mut g = real_to_sphere(basis, &acc);
-        if let Some(sym) = symmetrizer {
-            g = symmetrize(basis, sym, g);
         }
-        channels.push(g);
+    });
+    let inv_vol = 1.0 / basis.volume;
+    for a in &mut acc {
+        par.sum_over_kgroups(a);
+        a.iter_mut().for_each(|x| *x *= inv_vol);
+    }
+    let fields: Vec<&[f64]> = acc.iter().map(Vec::as_slice).collect();
+    let mut channels = basis.rho_to_sphere_many(&fields);
+    if let Some(sym) = symmetrizer {
+        for g in &mut channels {
+            *g = symmetrize(basis, sym, std::mem::take(g));
+        }
     }
     Density::from_g(basis, channels)
 }

@@ -25,6 +25,7 @@ pub mod relax;
 pub mod restart;
 pub mod results;
 pub mod rho_dist;
+pub mod rho_grid;
 pub mod rng;
 pub mod scf;
 pub mod setup;

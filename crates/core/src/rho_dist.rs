@@ -53,8 +53,13 @@ impl RhoDist {
         options: &DistFftOptions,
         expected: Option<&RealLayout>,
     ) -> Result<Self, String> {
+        // On a slab each stick sits with its mirror, so two real fields can share a transform
+        // (see crate::rho_grid); the real-space layout does not depend on the stick deal.
         let mut options = *options;
-        options.pair_mirror_sticks = false;
+        options.pair_mirror_sticks = options
+            .decomposition
+            .resolve(comm.size(), grid.dims)
+            .is_ok_and(|pg| pg.is_slab());
         let fft = DistFft::new(comm.clone(), grid, &millers, &options)?;
         if let Some(e) = expected {
             if fft.layout() != e {
@@ -96,22 +101,21 @@ impl RhoDist {
         self.comm.allreduce_sum(data, CommClass::GVector);
     }
 
-    /// Real-space values (this rank's points) of a real field given by its local sphere
-    /// coefficients. Collective.
-    pub fn to_real(&self, field_g: &[Complex64]) -> Vec<f64> {
+    /// Values at this rank's points of a field given by its local sphere coefficients.
+    /// Collective.
+    pub fn backward(&self, field_g: &[Complex64]) -> Vec<Complex64> {
         let mut fft = self.lock();
         let mut real = vec![Complex64::new(0.0, 0.0); fft.n_real_local()];
         fft.backward(field_g, 1, &mut real);
-        real.iter().map(|z| z.re).collect()
+        real
     }
 
-    /// Local sphere coefficients (`f(G) = (1/N) sum_r f(r) e^{-iGr}`) of a real field given at
+    /// Local sphere coefficients (`f(G) = (1/N) sum_r f(r) e^{-iGr}`) of a field given at
     /// this rank's points. Collective.
-    pub fn to_sphere(&self, field_r: &[f64]) -> Vec<Complex64> {
+    pub fn forward(&self, mut field_r: Vec<Complex64>) -> Vec<Complex64> {
         let mut fft = self.lock();
-        let mut real: Vec<Complex64> = field_r.iter().map(|&x| Complex64::new(x, 0.0)).collect();
         let mut out = vec![Complex64::new(0.0, 0.0); fft.n_g_local()];
-        fft.forward(&mut real, 1, &mut out);
+        fft.forward(&mut field_r, 1, &mut out);
         out
     }
 

@@ -9,7 +9,7 @@
 //! Preconditioner: W_i = R_i / (|k+G|^2/2 + <x_i|T|x_i>) (Teter–Payne–Allan style).
 
 use super::{BlockOperator, EigenResult};
-use planewave_linalg::{matmul, overlap, Mat, MatRef, Scalar};
+use planewave_linalg::{matmul, matmul_into, overlap, Mat, MatRef, Scalar};
 
 /// `a^H b` over all rows: the local overlap completed over the ranks holding other rows.
 fn gram<T: Scalar>(op: &impl BlockOperator<T>, a: MatRef<'_, T>, b: MatRef<'_, T>) -> Mat<T> {
@@ -63,7 +63,10 @@ pub fn lobpcg_with_min<T: Scalar>(
         "more bands ({nb}) than plane waves ({n_global})"
     );
     let mut n_applications = 0;
-    let mut x = orthonormalize(op, x0.as_ref()).unwrap_or_else(|| x0.clone());
+    let mut x = match orthonormalize(op, x0.as_ref()) {
+        Some(o) => o,
+        None => x0,
+    };
     let mut ax = Mat::<T>::zeros(n, nb);
     op.apply(x.as_ref(), ax.as_mut());
     n_applications += nb;
@@ -74,14 +77,10 @@ pub fn lobpcg_with_min<T: Scalar>(
     let mut p: Option<(Mat<T>, Mat<T>)> = None;
     let mut resid = vec![0.0; nb];
     let mut iterations = 0;
+    // Memory: every block below is dropped as soon as the next is built; the peak is the
+    // Rayleigh–Ritz step (Y, AY of up to 3 nb columns, and the new X, AX, P, AP).
     loop {
-        // Residuals.
-        let mut r = ax.clone();
-        for j in 0..nb {
-            for i in 0..n {
-                r[(i, j)] -= x[(i, j)].scale(lambda[j]);
-            }
-        }
+        let r = residuals(x.as_ref(), ax.as_ref(), &lambda);
         for (rj, n2) in resid.iter_mut().zip(column_norms2(op, r.as_ref(), None)) {
             *rj = n2.sqrt();
         }
@@ -94,29 +93,16 @@ pub fn lobpcg_with_min<T: Scalar>(
             break;
         }
         iterations += 1;
-        // Preconditioned residuals of the active bands.
-        let kin = op.kinetic();
-        let mut w = Mat::<T>::zeros(n, active.len());
-        let t_all = column_norms2(op, x.as_ref(), Some(kin));
-        for (c, &j) in active.iter().enumerate() {
-            let tj = t_all[j];
-            for i in 0..n {
-                w[(i, c)] = r[(i, j)].scale(1.0 / (kin[i] + tj.max(1e-2)));
-            }
-        }
-        // Search directions Z0 = [W, P] and A Z0.
+        let w = precondition(op, x.as_ref(), r, &active);
         let mut aw = Mat::<T>::zeros(n, w.ncols());
         op.apply(w.as_ref(), aw.as_mut());
         n_applications += w.ncols();
-        let (z0, az0) = match &p {
-            Some((pp, ap)) => (
-                hcat(&[w.as_ref(), pp.as_ref()]),
-                hcat(&[aw.as_ref(), ap.as_ref()]),
-            ),
+        // Search directions Z = [W, P] and A Z.
+        let (mut z, mut az) = match p.take() {
+            Some((pp, ap)) => (hcat_owned(w, pp), hcat_owned(aw, ap)),
             None => (w, aw),
         };
         // Orthogonalise against X (twice), tracking A Z consistently: Z -= X C, AZ -= AX C.
-        let (mut z, mut az) = (z0, az0);
         for _ in 0..2 {
             let c = gram(op, x.as_ref(), z.as_ref());
             sub_mul(&mut z, x.as_ref(), c.as_ref());
@@ -126,30 +112,25 @@ pub fn lobpcg_with_min<T: Scalar>(
         let Some(t) = canonical_transform(op, z.as_ref()) else {
             break;
         };
-        let z = matmul(z.as_ref(), t.as_ref());
-        let az = matmul(az.as_ref(), t.as_ref());
+        z = matmul(z.as_ref(), t.as_ref());
+        az = matmul(az.as_ref(), t.as_ref());
         // Rayleigh–Ritz on Y = [X, Z].
-        let y = hcat(&[x.as_ref(), z.as_ref()]);
-        let ay = hcat(&[ax.as_ref(), az.as_ref()]);
+        let y = hcat_owned(x, z);
+        let ay = hcat_owned(ax, az);
         let (vals, c) = rayleigh_ritz(op, y.as_ref(), ay.as_ref(), nb);
         lambda = vals;
         let cz = c.as_ref().subrows(nb, c.nrows() - nb);
-        let new_p = matmul(z.as_ref(), cz);
-        let new_ap = matmul(az.as_ref(), cz);
+        let zc = y.ncols() - nb;
+        p = Some((
+            matmul(y.as_ref().subcols(nb, zc), cz),
+            matmul(ay.as_ref().subcols(nb, zc), cz),
+        ));
         x = matmul(y.as_ref(), c.as_ref());
+        drop(y);
         ax = matmul(ay.as_ref(), c.as_ref());
-        p = Some((new_p, new_ap));
+        drop(ay);
         // Keep X orthonormal against drift.
-        let s = gram(op, x.as_ref(), x.as_ref());
-        let drift = (0..nb)
-            .flat_map(|i| (0..nb).map(move |j| (i, j)))
-            .map(|(i, j)| {
-                (s[(i, j)] - T::from_f64(if i == j { 1.0 } else { 0.0 }))
-                    .abs2()
-                    .sqrt()
-            })
-            .fold(0.0, f64::max);
-        if drift > 1e-10 {
+        if orthonormality_drift(op, x.as_ref()) > 1e-10 {
             if let Some(t) = canonical_transform(op, x.as_ref()) {
                 if t.ncols() == nb {
                     x = matmul(x.as_ref(), t.as_ref());
@@ -245,35 +226,73 @@ pub fn orthonormalize<T: Scalar>(op: &impl BlockOperator<T>, x: MatRef<'_, T>) -
     (t.ncols() == x.ncols()).then(|| matmul(x, t.as_ref()))
 }
 
-/// Columns of the blocks side by side.
-fn hcat<T: Scalar>(blocks: &[MatRef<'_, T>]) -> Mat<T> {
-    let n = blocks[0].nrows();
-    let m: usize = blocks.iter().map(|b| b.ncols()).sum();
-    let mut out = Mat::<T>::zeros(n, m);
-    let mut off = 0;
-    for b in blocks {
-        out.as_mut().subcols_mut(off, b.ncols()).copy_from(*b);
-        off += b.ncols();
-    }
+/// The columns of `a` then those of `b`, in one block (both consumed, so that neither outlives
+/// the join).
+fn hcat_owned<T: Scalar>(a: Mat<T>, b: Mat<T>) -> Mat<T> {
+    let (n, ca) = (a.nrows(), a.ncols());
+    let mut out = Mat::<T>::zeros(n, ca + b.ncols());
+    out.as_mut().subcols_mut(0, ca).copy_from(&a);
+    drop(a);
+    out.as_mut().subcols_mut(ca, b.ncols()).copy_from(&b);
     out
 }
 
-/// `a -= b c`.
+/// `a -= b c`, in place (no temporary block).
 fn sub_mul<T: Scalar>(a: &mut Mat<T>, b: MatRef<'_, T>, c: MatRef<'_, T>) {
-    let prod = matmul(b, c);
-    let mut a = a.as_mut();
-    for j in 0..prod.ncols() {
-        for i in 0..prod.nrows() {
-            a[(i, j)] -= prod[(i, j)];
+    let minus_c = Mat::from_fn(c.nrows(), c.ncols(), |i, j| -c[(i, j)]);
+    matmul_into(a.as_mut(), b, minus_c.as_ref(), true);
+}
+
+/// Residuals `R = A X - X diag(lambda)`.
+fn residuals<T: Scalar>(x: MatRef<'_, T>, ax: MatRef<'_, T>, lambda: &[f64]) -> Mat<T> {
+    let mut r = ax.to_owned();
+    for (j, &l) in lambda.iter().enumerate() {
+        for i in 0..x.nrows() {
+            r[(i, j)] -= x[(i, j)].scale(l);
         }
     }
+    r
+}
+
+/// The preconditioned residuals of the `active` bands, `W_i = R_i / (T + <x_i|T|x_i>)`, from
+/// the residual block `r` (consumed).
+fn precondition<T: Scalar>(
+    op: &impl BlockOperator<T>,
+    x: MatRef<'_, T>,
+    r: Mat<T>,
+    active: &[usize],
+) -> Mat<T> {
+    let kin = op.kinetic();
+    let t_all = column_norms2(op, x, Some(kin));
+    let mut w = Mat::<T>::zeros(r.nrows(), active.len());
+    for (c, &j) in active.iter().enumerate() {
+        let tj = t_all[j].max(1e-2);
+        for (i, k) in kin.iter().enumerate() {
+            w[(i, c)] = r[(i, j)].scale(1.0 / (k + tj));
+        }
+    }
+    w
+}
+
+/// Largest deviation of `x^H x` from the identity.
+fn orthonormality_drift<T: Scalar>(op: &impl BlockOperator<T>, x: MatRef<'_, T>) -> f64 {
+    let s = gram(op, x, x);
+    let nb = x.ncols();
+    (0..nb)
+        .flat_map(|i| (0..nb).map(move |j| (i, j)))
+        .map(|(i, j)| {
+            (s[(i, j)] - T::from_f64(if i == j { 1.0 } else { 0.0 }))
+                .abs2()
+                .sqrt()
+        })
+        .fold(0.0, f64::max)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use num_complex::Complex64;
-    use planewave_linalg::{hermitian_eigen, matmul_into, MatMut};
+    use planewave_linalg::{hermitian_eigen, MatMut};
 
     /// A diagonal-dominant Hermitian test operator.
     struct Dense {

@@ -70,22 +70,27 @@ pub struct XcResult {
 
 /// Gradient (3 Cartesian components on the grid) of a field given on the density sphere.
 fn gradient(basis: &Basis, field_g: &[Complex64]) -> [Vec<f64>; 3] {
-    [0, 1, 2].map(|a| {
-        let d: Vec<Complex64> = field_g
-            .iter()
-            .zip(&basis.rho_g)
-            .map(|(f, g)| Complex64::new(0.0, g[a]) * f)
-            .collect();
-        super::sphere_to_real(basis, &d)
-    })
+    let d: Vec<Vec<Complex64>> = (0..3)
+        .map(|a| {
+            field_g
+                .iter()
+                .zip(&basis.rho_g)
+                .map(|(f, g)| Complex64::new(0.0, g[a]) * f)
+                .collect()
+        })
+        .collect();
+    let fields: Vec<&[Complex64]> = d.iter().map(Vec::as_slice).collect();
+    let mut r = basis.rho_to_real_many(&fields).into_iter();
+    [(); 3].map(|_| r.next().expect("three components"))
 }
 
 /// Divergence of a vector field on the grid, band-limited to the density sphere.
 fn divergence(basis: &Basis, h: &[Vec<f64>; 3]) -> Vec<f64> {
+    let fields: Vec<&[f64]> = h.iter().map(Vec::as_slice).collect();
+    let hg = basis.rho_to_sphere_many(&fields);
     let mut acc = vec![Complex64::new(0.0, 0.0); basis.rho_g.len()];
-    for (a, comp) in h.iter().enumerate() {
-        let hg = super::real_to_sphere(basis, comp);
-        for ((d, x), g) in acc.iter_mut().zip(&hg).zip(&basis.rho_g) {
+    for (a, comp) in hg.iter().enumerate() {
+        for ((d, x), g) in acc.iter_mut().zip(comp).zip(&basis.rho_g) {
             *d += Complex64::new(0.0, g[a]) * x;
         }
     }

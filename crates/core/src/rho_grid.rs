@@ -1,0 +1,171 @@
+//! The density sphere and FFT grid as this rank holds them ([`Basis`]'s `rho_*` fields and
+//! [`Basis::rho_dist`]): transforms between sphere coefficients and grid values, sums, and the
+//! whole sphere when something needs it.
+//!
+//! Contract:
+//! - Without a deal every entry and point is local and the transforms are the serial FFT; with
+//!   one ([`crate::rho_dist`]) a rank holds its sticks and its slab (or pencil bundle), the
+//!   transforms are collective on the G-vector group and sums need [`Basis::sum_over_rho`].
+//! - Real fields go two per complex transform ([`Basis::rho_to_real_many`],
+//!   [`Basis::rho_to_sphere_many`]): `a + ib` transforms to `a(r) + i b(r)`; back, the two
+//!   fields separate through `c(G)` and `c(-G)*`, which needs every entry's mirror -G on the
+//!   same rank ([`Basis::rho_mirror`]: always without a deal, with mirror-paired sticks on a
+//!   slab); otherwise they go one by one. Results are the same either way.
+
+use crate::basis::Basis;
+use num_complex::Complex64;
+use planewave_comm::Element;
+
+impl Basis {
+    /// Volume per grid point (bohr^3): the weight of a grid sum in an integral.
+    pub fn dv(&self) -> f64 {
+        self.volume / self.grid_len() as f64
+    }
+
+    /// Index of G = 0 among this rank's density-sphere entries (None when another rank of
+    /// the G-vector group holds it).
+    pub fn rho_g0_local(&self) -> Option<usize> {
+        self.rho_millers.iter().position(|m| *m == [0, 0, 0])
+    }
+
+    /// Number of density-sphere vectors over all ranks.
+    pub fn rho_global_len(&self) -> usize {
+        self.rho_dist
+            .as_ref()
+            .map_or(self.rho_millers.len(), |d| d.global_millers().len())
+    }
+
+    /// Number of this rank's points of the FFT grid (all of them unless the grid is dealt).
+    pub fn rho_real_len(&self) -> usize {
+        self.rho_dist
+            .as_ref()
+            .map_or(self.grid_len(), |d| d.layout().len())
+    }
+
+    /// Complete a sum over the density sphere or grid: this rank's partial sums become the
+    /// total on every rank of the G-vector group (nothing to do when they are whole).
+    /// Collective on the group.
+    pub fn sum_over_rho<E: Element>(&self, data: &mut [E]) {
+        if let Some(d) = &self.rho_dist {
+            d.sum(data);
+        }
+    }
+
+    /// The whole density sphere's Miller indices, in global order.
+    pub fn rho_global_millers(&self) -> &[[i32; 3]] {
+        self.rho_dist
+            .as_ref()
+            .map_or(&self.rho_millers, |d| d.global_millers())
+    }
+
+    /// A field on the whole density sphere (global order) from this rank's entries.
+    /// Collective on the G-vector group.
+    pub fn rho_gather(&self, local: &[Complex64]) -> Vec<Complex64> {
+        match &self.rho_dist {
+            Some(d) => d.gather(local),
+            None => local.to_vec(),
+        }
+    }
+
+    /// This rank's entries of a field on the whole density sphere (global order).
+    pub fn rho_local_part(&self, global: &[Complex64]) -> Vec<Complex64> {
+        match &self.rho_dist {
+            Some(d) => d.local_part(global),
+            None => global.to_vec(),
+        }
+    }
+
+    /// Values at this rank's grid points of a real field given on the density sphere.
+    /// Collective on the G-vector group.
+    pub fn rho_to_real(&self, field_g: &[Complex64]) -> Vec<f64> {
+        self.rho_backward(field_g).iter().map(|z| z.re).collect()
+    }
+
+    /// Density-sphere coefficients (`f(G) = (1/N) sum_r f(r) e^{-iGr}`) of a real field given
+    /// at this rank's grid points. Collective on the G-vector group.
+    pub fn rho_to_sphere(&self, field_r: &[f64]) -> Vec<Complex64> {
+        self.rho_forward(field_r.iter().map(|&x| Complex64::new(x, 0.0)).collect())
+    }
+
+    /// [`Self::rho_to_real`] of every field, two per complex transform. Collective.
+    pub fn rho_to_real_many(&self, fields: &[&[Complex64]]) -> Vec<Vec<f64>> {
+        let mut out = Vec::with_capacity(fields.len());
+        for pair in fields.chunks(2) {
+            if let [a, b] = pair {
+                let c: Vec<Complex64> = a
+                    .iter()
+                    .zip(*b)
+                    .map(|(x, y)| x + Complex64::i() * y)
+                    .collect();
+                let z = self.rho_backward(&c);
+                out.push(z.iter().map(|v| v.re).collect());
+                out.push(z.iter().map(|v| v.im).collect());
+            } else {
+                out.push(self.rho_to_real(pair[0]));
+            }
+        }
+        out
+    }
+
+    /// [`Self::rho_to_sphere`] of every field, two per complex transform when every entry's
+    /// mirror is local ([`Basis::rho_mirror`]), else one by one. Collective.
+    pub fn rho_to_sphere_many(&self, fields: &[&[f64]]) -> Vec<Vec<Complex64>> {
+        let Some(mirror) = &self.rho_mirror else {
+            return fields.iter().map(|f| self.rho_to_sphere(f)).collect();
+        };
+        let mut out = Vec::with_capacity(fields.len());
+        for pair in fields.chunks(2) {
+            if let [a, b] = pair {
+                let z = a.iter().zip(*b).map(|(&x, &y)| Complex64::new(x, y));
+                let c = self.rho_forward(z.collect());
+                // a(G) = (c(G) + c(-G)*)/2, b(G) = (c(G) - c(-G)*)/(2i).
+                let (fa, fb) = mirror
+                    .iter()
+                    .zip(&c)
+                    .map(|(&m, &cg)| {
+                        let cm = c[m].conj();
+                        (0.5 * (cg + cm), Complex64::new(0.0, -0.5) * (cg - cm))
+                    })
+                    .unzip();
+                out.push(fa);
+                out.push(fb);
+            } else {
+                out.push(self.rho_to_sphere(pair[0]));
+            }
+        }
+        out
+    }
+
+    /// Complex values at this rank's grid points of a field on the density sphere.
+    fn rho_backward(&self, field_g: &[Complex64]) -> Vec<Complex64> {
+        if let Some(d) = &self.rho_dist {
+            return d.backward(field_g);
+        }
+        let mut grid = vec![Complex64::new(0.0, 0.0); self.grid_len()];
+        self.rho_map.scatter(field_g, &mut grid);
+        self.fft.backward(&mut grid);
+        grid
+    }
+
+    /// Density-sphere coefficients of a complex field at this rank's grid points.
+    fn rho_forward(&self, mut field_r: Vec<Complex64>) -> Vec<Complex64> {
+        if let Some(d) = &self.rho_dist {
+            return d.forward(field_r);
+        }
+        self.fft.forward(&mut field_r);
+        let mut out = vec![Complex64::new(0.0, 0.0); self.rho_millers.len()];
+        self.rho_map.gather(&field_r, 1.0, &mut out);
+        out
+    }
+}
+
+/// For every entry of `millers`, the position of its mirror -G in `millers`; None when some
+/// mirror is missing (on another rank of a G-vector group).
+pub(crate) fn mirror_positions(millers: &[[i32; 3]]) -> Option<Vec<usize>> {
+    let index: std::collections::HashMap<[i32; 3], usize> =
+        millers.iter().enumerate().map(|(i, m)| (*m, i)).collect();
+    millers
+        .iter()
+        .map(|m| index.get(&[-m[0], -m[1], -m[2]]).copied())
+        .collect()
+}
