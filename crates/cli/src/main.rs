@@ -620,18 +620,24 @@ fn check(input: &Path, ranks: usize, kpoint_groups: Option<usize>) -> ExitCode {
         if root {
             report::setup(&s);
         }
-        Ok::<_, String>(s.basis.kpoints.iter().map(|k| k.npw()).collect::<Vec<_>>())
+        let npw: Vec<usize> = s.basis.kpoints.iter().map(|k| k.npw()).collect();
+        let density = (s.basis.rho_real_len(), s.basis.rho_millers.len());
+        Ok::<_, String>((npw, density))
     });
-    let per_rank: Vec<Vec<usize>> = match per_rank.into_iter().collect() {
+    let per_rank: Vec<(Vec<usize>, (usize, usize))> = match per_rank.into_iter().collect() {
         Ok(v) => v,
         Err(e) => return fail(&e),
     };
     if ranks > 1 {
         println!("plane waves held per rank (k-points of its group; others whole, unused):");
-        for (r, npw) in per_rank.iter().enumerate() {
+        for (r, (npw, _)) in per_rank.iter().enumerate() {
             let shown: Vec<String> = npw.iter().take(8).map(|n| n.to_string()).collect();
             let more = if npw.len() > 8 { " ..." } else { "" };
             println!("  rank {r}: {}{more}", shown.join(" "));
+        }
+        println!("density grid held per rank (dealt over each G-vector group):");
+        for (r, (_, (points, gvectors))) in per_rank.iter().enumerate() {
+            println!("  on rank {r}: {points} grid points, {gvectors} G-vectors");
         }
     }
     ExitCode::SUCCESS

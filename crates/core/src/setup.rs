@@ -453,7 +453,11 @@ fn read_species(
 
 /// Estimated peak memory of one rank (bytes) holding its share of `blocks` (spin, k) blocks of
 /// `nbands` bands whose plane waves are dealt over `gvector_ranks` ranks (wavefunctions,
-/// eigensolver work blocks, projectors and most density-grid arrays are divided).
+/// eigensolver work blocks, projectors and most density-grid arrays are divided; the
+/// distributed transforms add their exchange buffers).
+///
+/// Calibration: peak RSS of si64_lda_gth_gamma (one rank 577 MiB, each of two ranks 443 MiB,
+/// `RAYON_NUM_THREADS=1`), which this gives to within 3% (585 and 433 MiB).
 pub fn memory_per_rank(
     model: &Model,
     ecut: f64,
@@ -480,9 +484,14 @@ pub fn memory_per_rank(
     let blocks = blocks as f64;
     let g = gvector_ranks.max(1) as f64;
     let local_pw = npw_est / g;
-    // Grid arrays: the dealt ones (densities, potentials, mixing history) fall with the
-    // G-vector group; the whole-sphere ones (symmetriser, its gathered sphere) do not.
-    16.0 * local_pw * (blocks * nbands as f64 * 7.0 + blocks * nproj) + (17.0 / g + 3.0) * grid_est
+    // Bands: the eigensolver's blocks at its Rayleigh-Ritz step and the projectors. Grid
+    // arrays: the dealt ones (densities, potentials, mixing history) fall with the G-vector
+    // group; the whole-sphere ones (symmetriser, its gathered sphere) do not. A dealt transform
+    // keeps band-block buffers for its exchanges.
+    let bands = 16.0 * local_pw * (blocks * nbands as f64 * 4.0 + blocks * nproj);
+    let grids = (8.0 / g + 4.0) * grid_est;
+    let buffers = if g > 1.0 { 8.0 * grid_est / g } else { 0.0 };
+    bands + grids + buffers
 }
 
 /// The layout of `spec.parallel` on `ranks` ranks. What the input leaves out: as many k-point
