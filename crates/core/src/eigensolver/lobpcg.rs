@@ -7,9 +7,11 @@
 //! directions with tiny overlap eigenvalues), so the Rayleigh–Ritz problem is a standard Hermitian
 //! eigenproblem even when the directions become nearly dependent near convergence.
 //! Preconditioner: W_i = R_i / (|k+G|^2/2 + <x_i|T|x_i>) (Teter–Payne–Allan style).
+//! Memory: one `Workspace` per call holds [X, W, P], its image and a scratch block (8 blocks
+//! of nb bands); the iterations work inside it and allocate no band block.
 
 use super::{BlockOperator, EigenResult};
-use planewave_linalg::{matmul, matmul_into, overlap, Mat, MatRef, Scalar};
+use planewave_linalg::{matmul, matmul_into, overlap, Mat, MatMut, MatRef, Scalar};
 
 /// `a^H b` over all rows: the local overlap completed over the ranks holding other rows.
 fn gram<T: Scalar>(op: &impl BlockOperator<T>, a: MatRef<'_, T>, b: MatRef<'_, T>) -> Mat<T> {
@@ -63,25 +65,28 @@ pub fn lobpcg_with_min<T: Scalar>(
         "more bands ({nb}) than plane waves ({n_global})"
     );
     let mut n_applications = 0;
-    let mut x = match orthonormalize(op, x0.as_ref()) {
-        Some(o) => o,
-        None => x0,
-    };
-    let mut ax = Mat::<T>::zeros(n, nb);
-    op.apply(x.as_ref(), ax.as_mut());
+    let mut ws = Workspace::new(n, nb);
+    match orthonormalize(op, x0.as_ref()) {
+        Some(o) => ws.x_mut().copy_from(&o),
+        None => ws.x_mut().copy_from(&x0),
+    }
+    drop(x0);
+    op.apply(
+        ws.y.as_ref().subcols(0, nb),
+        ws.ay.as_mut().subcols_mut(0, nb),
+    );
     n_applications += nb;
     // Initial Rayleigh–Ritz on X.
-    let (mut lambda, c) = rayleigh_ritz(op, x.as_ref(), ax.as_ref(), nb);
-    x = matmul(x.as_ref(), c.as_ref());
-    ax = matmul(ax.as_ref(), c.as_ref());
-    let mut p: Option<(Mat<T>, Mat<T>)> = None;
+    let (mut lambda, c) = rayleigh_ritz(op, ws.x(), ws.ax(), nb);
+    ws.rotate_x(c.as_ref());
+    let mut np = 0; // columns of P (after X in its slot at 2 nb)
     let mut resid = vec![0.0; nb];
     let mut iterations = 0;
-    // Memory: every block below is dropped as soon as the next is built; the peak is the
-    // Rayleigh–Ritz step (Y, AY of up to 3 nb columns, and the new X, AX, P, AP).
     loop {
-        let r = residuals(x.as_ref(), ax.as_ref(), &lambda);
-        for (rj, n2) in resid.iter_mut().zip(column_norms2(op, r.as_ref(), None)) {
+        // Residuals R = AX - X Λ, in the W slot.
+        ws.residuals(&lambda);
+        let r = ws.y.as_ref().subcols(nb, nb);
+        for (rj, n2) in resid.iter_mut().zip(column_norms2(op, r, None)) {
             *rj = n2.sqrt();
         }
         let mut active: Vec<usize> = (0..nb).filter(|&j| resid[j] > tol).collect();
@@ -93,57 +98,54 @@ pub fn lobpcg_with_min<T: Scalar>(
             break;
         }
         iterations += 1;
-        let w = precondition(op, x.as_ref(), r, &active);
-        let mut aw = Mat::<T>::zeros(n, w.ncols());
-        op.apply(w.as_ref(), aw.as_mut());
-        n_applications += w.ncols();
-        // Search directions Z = [W, P] and A Z.
-        let (mut z, mut az) = match p.take() {
-            Some((pp, ap)) => (hcat_owned(w, pp), hcat_owned(aw, ap)),
-            None => (w, aw),
-        };
-        // Orthogonalise against X (twice), tracking A Z consistently: Z -= X C, AZ -= AX C.
+        let na = active.len();
+        ws.precondition(op, &active);
+        {
+            let (w, aw) = (
+                ws.y.as_ref().subcols(nb, na),
+                ws.ay.as_mut().subcols_mut(nb, na),
+            );
+            op.apply(w, aw);
+        }
+        n_applications += na;
+        // Z = [W, P] right after X, and A Z.
+        ws.move_p_after_w(na, np);
+        let mz = na + np;
+        // Orthogonalise Z against X (twice), tracking A Z consistently: Z -= X C, AZ -= AX C.
         for _ in 0..2 {
-            let c = gram(op, x.as_ref(), z.as_ref());
-            sub_mul(&mut z, x.as_ref(), c.as_ref());
-            sub_mul(&mut az, ax.as_ref(), c.as_ref());
+            let c = gram(op, ws.x(), ws.y.as_ref().subcols(nb, mz));
+            ws.project_out_x(c.as_ref(), mz);
         }
         // Canonical orthonormalisation of Z.
-        let Some(t) = canonical_transform(op, z.as_ref()) else {
+        let Some(t) = canonical_transform(op, ws.y.as_ref().subcols(nb, mz)) else {
             break;
         };
-        z = matmul(z.as_ref(), t.as_ref());
-        az = matmul(az.as_ref(), t.as_ref());
-        // Rayleigh–Ritz on Y = [X, Z].
-        let y = hcat_owned(x, z);
-        let ay = hcat_owned(ax, az);
-        let (vals, c) = rayleigh_ritz(op, y.as_ref(), ay.as_ref(), nb);
+        let mz = t.ncols();
+        ws.transform_z(t.as_ref());
+        // Rayleigh–Ritz on Y = [X, Z]; X <- Y C, P <- Z C_z.
+        let (vals, c) = rayleigh_ritz(
+            op,
+            ws.y.as_ref().subcols(0, nb + mz),
+            ws.ay.as_ref().subcols(0, nb + mz),
+            nb,
+        );
         lambda = vals;
-        let cz = c.as_ref().subrows(nb, c.nrows() - nb);
-        let zc = y.ncols() - nb;
-        p = Some((
-            matmul(y.as_ref().subcols(nb, zc), cz),
-            matmul(ay.as_ref().subcols(nb, zc), cz),
-        ));
-        x = matmul(y.as_ref(), c.as_ref());
-        drop(y);
-        ax = matmul(ay.as_ref(), c.as_ref());
-        drop(ay);
+        ws.rotate_with_p(c.as_ref(), mz);
+        np = nb;
         // Keep X orthonormal against drift.
-        if orthonormality_drift(op, x.as_ref()) > 1e-10 {
-            if let Some(t) = canonical_transform(op, x.as_ref()) {
+        if orthonormality_drift(op, ws.x()) > 1e-10 {
+            if let Some(t) = canonical_transform(op, ws.x()) {
                 if t.ncols() == nb {
-                    x = matmul(x.as_ref(), t.as_ref());
-                    ax = matmul(ax.as_ref(), t.as_ref());
-                    let (l2, c2) = rayleigh_ritz(op, x.as_ref(), ax.as_ref(), nb);
+                    ws.rotate_x(t.as_ref());
+                    let (l2, c2) = rayleigh_ritz(op, ws.x(), ws.ax(), nb);
                     lambda = l2;
-                    x = matmul(x.as_ref(), c2.as_ref());
-                    ax = matmul(ax.as_ref(), c2.as_ref());
-                    p = None;
+                    ws.rotate_x(c2.as_ref());
+                    np = 0;
                 }
             }
         }
     }
+    let x = ws.y.as_ref().subcols(0, nb).to_owned();
     let converged = resid.iter().all(|&r| r <= tol);
     EigenResult {
         values: lambda,
@@ -226,52 +228,128 @@ pub fn orthonormalize<T: Scalar>(op: &impl BlockOperator<T>, x: MatRef<'_, T>) -
     (t.ncols() == x.ncols()).then(|| matmul(x, t.as_ref()))
 }
 
-/// The columns of `a` then those of `b`, in one block (both consumed, so that neither outlives
-/// the join).
-fn hcat_owned<T: Scalar>(a: Mat<T>, b: Mat<T>) -> Mat<T> {
-    let (n, ca) = (a.nrows(), a.ncols());
-    let mut out = Mat::<T>::zeros(n, ca + b.ncols());
-    out.as_mut().subcols_mut(0, ca).copy_from(&a);
-    drop(a);
-    out.as_mut().subcols_mut(ca, b.ncols()).copy_from(&b);
-    out
+/// The eigensolver's blocks, allocated once per call: `y = [X | W | P]` and `ay = A y` with
+/// room for 3 nb columns each (X in the first nb, W after it, P in the last nb between
+/// iterations), and a scratch block of 2 nb columns for products that cannot run in place.
+/// Nothing is allocated inside the iterations, so the loop neither asks the system for fresh
+/// pages nor leaves freed blocks behind in the allocator.
+struct Workspace<T: Scalar> {
+    nb: usize,
+    y: Mat<T>,
+    ay: Mat<T>,
+    s: Mat<T>,
 }
 
-/// `a -= b c`, in place (no temporary block).
-fn sub_mul<T: Scalar>(a: &mut Mat<T>, b: MatRef<'_, T>, c: MatRef<'_, T>) {
-    let minus_c = Mat::from_fn(c.nrows(), c.ncols(), |i, j| -c[(i, j)]);
-    matmul_into(a.as_mut(), b, minus_c.as_ref(), true);
-}
-
-/// Residuals `R = A X - X diag(lambda)`.
-fn residuals<T: Scalar>(x: MatRef<'_, T>, ax: MatRef<'_, T>, lambda: &[f64]) -> Mat<T> {
-    let mut r = ax.to_owned();
-    for (j, &l) in lambda.iter().enumerate() {
-        for i in 0..x.nrows() {
-            r[(i, j)] -= x[(i, j)].scale(l);
+impl<T: Scalar> Workspace<T> {
+    fn new(n: usize, nb: usize) -> Self {
+        Self {
+            nb,
+            y: Mat::zeros(n, 3 * nb),
+            ay: Mat::zeros(n, 3 * nb),
+            s: Mat::zeros(n, 2 * nb),
         }
     }
-    r
-}
 
-/// The preconditioned residuals of the `active` bands, `W_i = R_i / (T + <x_i|T|x_i>)`, from
-/// the residual block `r` (consumed).
-fn precondition<T: Scalar>(
-    op: &impl BlockOperator<T>,
-    x: MatRef<'_, T>,
-    r: Mat<T>,
-    active: &[usize],
-) -> Mat<T> {
-    let kin = op.kinetic();
-    let t_all = column_norms2(op, x, Some(kin));
-    let mut w = Mat::<T>::zeros(r.nrows(), active.len());
-    for (c, &j) in active.iter().enumerate() {
-        let tj = t_all[j].max(1e-2);
-        for (i, k) in kin.iter().enumerate() {
-            w[(i, c)] = r[(i, j)].scale(1.0 / (k + tj));
+    fn x(&self) -> MatRef<'_, T> {
+        self.y.as_ref().subcols(0, self.nb)
+    }
+
+    fn ax(&self) -> MatRef<'_, T> {
+        self.ay.as_ref().subcols(0, self.nb)
+    }
+
+    fn x_mut(&mut self) -> MatMut<'_, T> {
+        self.y.as_mut().subcols_mut(0, self.nb)
+    }
+
+    /// `X <- X C`, `AX <- AX C` (C is nb x nb), through the scratch block.
+    fn rotate_x(&mut self, c: MatRef<'_, T>) {
+        let nb = self.nb;
+        for blk in [&mut self.y, &mut self.ay] {
+            let mut tmp = self.s.as_mut().subcols_mut(0, nb);
+            matmul_into(tmp.as_mut(), blk.as_ref().subcols(0, nb), c, false);
+            blk.as_mut().subcols_mut(0, nb).copy_from(tmp.as_ref());
         }
     }
-    w
+
+    /// R = AX - X diag(lambda) into the W slot (columns nb..2nb) of `y`.
+    fn residuals(&mut self, lambda: &[f64]) {
+        let nb = self.nb;
+        let (x, mut rest) = self.y.as_mut().split_at_col_mut(nb);
+        let mut r = rest.as_mut().subcols_mut(0, nb);
+        r.copy_from(self.ay.as_ref().subcols(0, nb));
+        for (j, &l) in lambda.iter().enumerate() {
+            for i in 0..x.nrows() {
+                r[(i, j)] -= x[(i, j)].scale(l);
+            }
+        }
+    }
+
+    /// The residuals of the `active` bands preconditioned, `W_c = R_j / (T + <x_j|T|x_j>)`,
+    /// packed to the front of the W slot (c <= j, so in place in increasing order).
+    fn precondition(&mut self, op: &impl BlockOperator<T>, active: &[usize]) {
+        let nb = self.nb;
+        let kin = op.kinetic();
+        let t_all = column_norms2(op, self.x(), Some(kin));
+        let mut w = self.y.as_mut().subcols_mut(nb, nb);
+        for (c, &j) in active.iter().enumerate() {
+            let tj = t_all[j].max(1e-2);
+            for (i, k) in kin.iter().enumerate() {
+                w[(i, c)] = w[(i, j)].scale(1.0 / (k + tj));
+            }
+        }
+    }
+
+    /// Move the `np` columns of P (at 2 nb) to right after the `na` columns of W.
+    fn move_p_after_w(&mut self, na: usize, np: usize) {
+        let (nb, to) = (self.nb, self.nb + na);
+        if np == 0 || to == 2 * nb {
+            return;
+        }
+        for blk in [&mut self.y, &mut self.ay] {
+            for j in 0..np {
+                // to + j < 2 nb + j: every source column is read before anything overwrites it.
+                let (left, right) = blk.as_mut().split_at_col_mut(2 * nb + j);
+                let mut dst = left.subcols_mut(to + j, 1);
+                dst.copy_from(right.as_ref().subcols(0, 1));
+            }
+        }
+    }
+
+    /// `Z -= X C`, `AZ -= AX C` for the `mz` columns of Z after X.
+    fn project_out_x(&mut self, c: MatRef<'_, T>, mz: usize) {
+        let nb = self.nb;
+        let minus_c = Mat::from_fn(c.nrows(), c.ncols(), |i, j| -c[(i, j)]);
+        for blk in [&mut self.y, &mut self.ay] {
+            let (x, rest) = blk.as_mut().split_at_col_mut(nb);
+            matmul_into(rest.subcols_mut(0, mz), x.as_ref(), minus_c.as_ref(), true);
+        }
+    }
+
+    /// `Z <- Z T`, `AZ <- AZ T` (T is mz x mz'), through the scratch block.
+    fn transform_z(&mut self, t: MatRef<'_, T>) {
+        let (nb, mz, mz2) = (self.nb, t.nrows(), t.ncols());
+        for blk in [&mut self.y, &mut self.ay] {
+            let mut tmp = self.s.as_mut().subcols_mut(0, mz2);
+            matmul_into(tmp.as_mut(), blk.as_ref().subcols(nb, mz), t, false);
+            blk.as_mut().subcols_mut(nb, mz2).copy_from(tmp.as_ref());
+        }
+    }
+
+    /// After Rayleigh–Ritz on `[X, Z]` (Z of `mz` columns) with coefficients `c`:
+    /// `P <- Z C_z` (into the P slot at 2 nb) and `X <- X C_x + P`, for y and ay alike.
+    fn rotate_with_p(&mut self, c: MatRef<'_, T>, mz: usize) {
+        let nb = self.nb;
+        let (cx, cz) = (c.subrows(0, nb), c.subrows(nb, mz));
+        for blk in [&mut self.y, &mut self.ay] {
+            let (mut p, mut xn) = self.s.as_mut().split_at_col_mut(nb);
+            matmul_into(p.as_mut(), blk.as_ref().subcols(nb, mz), cz, false);
+            xn.as_mut().copy_from(p.as_ref());
+            matmul_into(xn.as_mut(), blk.as_ref().subcols(0, nb), cx, true);
+            blk.as_mut().subcols_mut(0, nb).copy_from(xn.as_ref());
+            blk.as_mut().subcols_mut(2 * nb, nb).copy_from(p.as_ref());
+        }
+    }
 }
 
 /// Largest deviation of `x^H x` from the identity.
@@ -292,7 +370,7 @@ fn orthonormality_drift<T: Scalar>(op: &impl BlockOperator<T>, x: MatRef<'_, T>)
 mod tests {
     use super::*;
     use num_complex::Complex64;
-    use planewave_linalg::{hermitian_eigen, MatMut};
+    use planewave_linalg::hermitian_eigen;
 
     /// A diagonal-dominant Hermitian test operator.
     struct Dense {
