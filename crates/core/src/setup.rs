@@ -456,8 +456,8 @@ fn read_species(
 /// eigensolver work blocks, projectors and most density-grid arrays are divided; the
 /// distributed transforms add their exchange buffers).
 ///
-/// Calibration: peak RSS of si64_lda_gth_gamma (one rank 577 MiB, each of two ranks 443 MiB,
-/// `RAYON_NUM_THREADS=1`), which this gives to within 3% (585 and 433 MiB).
+/// Calibration: peak RSS of si64_lda_gth_gamma (one rank 485-496 MiB, each of two ranks 385 MiB,
+/// `RAYON_NUM_THREADS=1`), which this gives to within 2%.
 pub fn memory_per_rank(
     model: &Model,
     ecut: f64,
@@ -488,7 +488,7 @@ pub fn memory_per_rank(
     // arrays: the dealt ones (densities, potentials, mixing history) fall with the G-vector
     // group; the whole-sphere ones (symmetriser, its gathered sphere) do not. A dealt transform
     // keeps band-block buffers for its exchanges.
-    let bands = 16.0 * local_pw * (blocks * nbands as f64 * 4.0 + blocks * nproj);
+    let bands = 16.0 * local_pw * (blocks * nbands as f64 * 2.0 + blocks * nproj);
     let grids = (8.0 / g + 4.0) * grid_est;
     let buffers = if g > 1.0 { 8.0 * grid_est / g } else { 0.0 };
     bands + grids + buffers
