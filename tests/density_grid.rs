@@ -4,21 +4,16 @@
 //! mirror-paired sticks for the Γ point, the decomposition's choice for k-points); and a field
 //! taken to the grid and back is unchanged.
 
+mod common;
+
 use num_complex::Complex64;
 use planewave::comm::{Communicator, Solo, Threads};
 use planewave::core::basis::Basis;
 use planewave::core::{input, setup};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 fn basis_on(case: &str, world: Arc<dyn Communicator>) -> Basis {
-    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
-    let own = data.join(format!("layout/{case}.toml"));
-    let path = if own.exists() {
-        own
-    } else {
-        data.join(format!("qe/{case}/pw.in"))
-    };
+    let path = common::case_input(case);
     let mut spec = input::load(&path).unwrap_or_else(|e| panic!("{e}"));
     spec.parallel.kpoint_groups = Some(1);
     setup::build_on(spec, world)

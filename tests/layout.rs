@@ -5,9 +5,10 @@
 //! magnetisation — spin channels on different groups, smearing, pure G-vector layouts of the
 //! Γ-point real path (GGA, core correction, spin, smearing) and mixed k × G layouts included.
 
+mod common;
+
 use planewave::comm::{Communicator, Solo, Threads};
 use planewave::core::{forces, input, scf, setup, stress};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// What is compared between layouts.
@@ -24,15 +25,7 @@ struct Numbers {
 }
 
 fn run_on(case: &str, world: Arc<dyn Communicator>, kpoint_groups: Option<usize>) -> Numbers {
-    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
-    // Cases made for the layout tests (Γ-point runs) sit in tests/data/layout, the others are
-    // the reference cases.
-    let own = data.join(format!("layout/{case}.toml"));
-    let path = if own.exists() {
-        own
-    } else {
-        data.join(format!("qe/{case}/pw.in"))
-    };
+    let path = common::case_input(case);
     let mut spec = input::load(&path).unwrap_or_else(|e| panic!("{e}"));
     spec.parallel.kpoint_groups = kpoint_groups;
     let s = setup::build_on(spec, world).unwrap_or_else(|e| panic!("{e}"));
