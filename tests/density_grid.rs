@@ -83,9 +83,14 @@ fn same_on_every_layout(case: &str, ranks: &[usize]) {
                 b.rho_dist.is_some(),
                 "{case} on {n} ranks: the grid is dealt"
             );
-            check(&b)
+            (b.rho_mirror.is_some(), check(&b))
         });
-        for got in all {
+        // Pairing changes the number of collective transforms: all ranks pair or none does.
+        assert!(
+            all.iter().all(|(paired, _)| *paired == all[0].0),
+            "{case} on {n} ranks: ranks disagree on pairing"
+        );
+        for (_, got) in all {
             for (a, b) in got.iter().zip(&whole) {
                 assert!(max_diff(a, b) < 1e-14, "{case} on {n} ranks differs");
             }

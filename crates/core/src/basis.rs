@@ -440,7 +440,11 @@ impl Basis {
         self.rho_shell = d.local_part(&self.rho_shell);
         debug_assert_eq!(self.rho_millers.len(), local.len());
         self.rho_map = SphereMap::new(self.grid, &[]);
-        self.rho_mirror = crate::rho_grid::mirror_positions(&self.rho_millers);
+        // Pairing real fields changes the number of collective transforms: every rank of the
+        // group must pair, or none.
+        let mirror = crate::rho_grid::mirror_positions(&self.rho_millers);
+        let everywhere = d.on_every_rank(mirror.is_some());
+        self.rho_mirror = mirror.filter(|_| everywhere);
         self.rho_dist = Some(d);
         Ok(())
     }

@@ -95,6 +95,14 @@ impl RhoDist {
         &self.layout
     }
 
+    /// Whether `flag` holds on every rank of the group (for choices that steer collective
+    /// calls, which every rank must make alike). Collective.
+    pub fn on_every_rank(&self, flag: bool) -> bool {
+        let mut n = [u64::from(flag)];
+        self.sum(&mut n);
+        n[0] == self.comm.size() as u64
+    }
+
     /// Complete a sum over the sphere or the grid: each rank passes its partial sums, all get
     /// the total. Collective.
     pub fn sum<E: Element>(&self, data: &mut [E]) {

@@ -10,7 +10,8 @@
 //!   [`Basis::rho_to_sphere_many`]): `a + ib` transforms to `a(r) + i b(r)`; back, the two
 //!   fields separate through `c(G)` and `c(-G)*`, which needs every entry's mirror -G on the
 //!   same rank ([`Basis::rho_mirror`]: always without a deal, with mirror-paired sticks on a
-//!   slab); otherwise they go one by one. Results are the same either way.
+//!   slab; set only when it holds on every rank of the group, since pairing changes the number
+//!   of collective transforms); otherwise they go one by one. Results are the same either way.
 
 use crate::basis::Basis;
 use num_complex::Complex64;
