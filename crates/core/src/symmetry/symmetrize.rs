@@ -18,8 +18,6 @@
 //! dealt over a G-vector group, [`DensitySymmetrizer::for_rows`]): it then reads the whole
 //! sphere and stores the tables of its rows only (`N_rot * N_rows` indices).
 
-use std::collections::HashMap;
-
 use num_complex::Complex64;
 
 use super::{int_det, SymOp, IDENTITY};
@@ -51,6 +49,65 @@ pub struct DensitySymmetrizer {
     mask: Vec<bool>,
 }
 
+/// Position of each Miller index of a set, looked up in a dense box over the set's bounds
+/// (a few bytes per grid point, no hashing: the table of every rotation of every G is built
+/// from some 10^7 lookups on large cells).
+struct MillerIndex {
+    lo: [i32; 3],
+    len: [usize; 3],
+    pos: Vec<u32>,
+}
+
+impl MillerIndex {
+    const ABSENT: u32 = u32::MAX;
+
+    /// `Err` on duplicates or more than `u32::MAX - 1` vectors.
+    fn new(millers: &[[i32; 3]]) -> Result<Self, String> {
+        if u32::try_from(millers.len()).map_or(true, |n| n == Self::ABSENT) {
+            return Err("DensitySymmetrizer: too many G vectors".to_string());
+        }
+        let mut lo = [0i32; 3];
+        let mut hi = [0i32; 3];
+        for m in millers {
+            for d in 0..3 {
+                lo[d] = lo[d].min(m[d]);
+                hi[d] = hi[d].max(m[d]);
+            }
+        }
+        let len = [0, 1, 2].map(|d| (hi[d] - lo[d] + 1) as usize);
+        let mut me = Self {
+            lo,
+            len,
+            pos: vec![Self::ABSENT; len[0] * len[1] * len[2]],
+        };
+        for (i, m) in millers.iter().enumerate() {
+            let at = me.slot(*m).expect("inside its own bounds");
+            if me.pos[at] != Self::ABSENT {
+                return Err(format!("DensitySymmetrizer: duplicate Miller index {m:?}"));
+            }
+            // i < millers.len() < u32::MAX (checked above)
+            me.pos[at] = i as u32;
+        }
+        Ok(me)
+    }
+
+    fn slot(&self, m: [i32; 3]) -> Option<usize> {
+        m.iter()
+            .zip(self.lo.iter().zip(&self.len))
+            .try_fold(0, |at, (&x, (&lo, &len))| {
+                let k = usize::try_from(x - lo).ok().filter(|&k| k < len)?;
+                Some(at * len + k)
+            })
+    }
+
+    /// The position of `m` in the set.
+    fn get(&self, m: [i32; 3]) -> Option<u32> {
+        self.slot(m)
+            .map(|at| self.pos[at])
+            .filter(|&p| p != Self::ABSENT)
+    }
+}
+
 impl DensitySymmetrizer {
     /// Precompute, for every G and distinct rotation, the index of `W^T G` and
     /// the phase `exp(-2 pi i G.w)`. `Err` if the Miller set is not closed under
@@ -70,12 +127,7 @@ impl DensitySymmetrizer {
         if u32::try_from(ng).is_err() {
             return Err("DensitySymmetrizer: too many G vectors".to_string());
         }
-        let mut index: HashMap<[i32; 3], usize> = HashMap::with_capacity(ng);
-        for (i, m) in millers.iter().enumerate() {
-            if index.insert(*m, i).is_some() {
-                return Err(format!("DensitySymmetrizer: duplicate Miller index {m:?}"));
-            }
-        }
+        let index = MillerIndex::new(millers)?;
         let identity = [SymOp::identity()];
         let ops = if ops.is_empty() { &identity[..] } else { ops };
 
@@ -120,14 +172,13 @@ impl DensitySymmetrizer {
                     // (W^T G)_a = sum_b W[b][a] G_b
                     *v = (0..3).map(|b| op.rot[b][a] * m[b]).sum();
                 }
-                let j = index.get(&r).ok_or_else(|| {
+                let j = index.get(r).ok_or_else(|| {
                     format!(
                         "DensitySymmetrizer: Miller set not closed: {m:?} -> {r:?} under {:?}",
                         op.rot
                     )
                 })?;
-                // j < ng <= u32::MAX (checked above)
-                src.push(u32::try_from(*j).map_err(|e| e.to_string())?);
+                src.push(j);
             }
         }
 
@@ -270,6 +321,7 @@ impl DensitySymmetrizer {
 mod tests {
     use super::super::find_symmetries;
     use super::*;
+    use std::collections::HashMap;
     use std::f64::consts::PI;
 
     const A: f64 = 5.13;
