@@ -33,7 +33,7 @@ const A_DENSE: f64 = 3.3e-8;
 const A_FFT: f64 = 2.0e-9;
 /// Seconds per band of fixed work (projectors, small dense problems) per SCF iteration.
 const A_BAND: f64 = 1.7e-3;
-/// Seconds per (nspin · N log2 N) of replicated grid work.
+/// Seconds per (nspin · N log2 N) of grid work on one rank (divided over a G-vector group).
 const A_GRID: f64 = 1.9e-8;
 /// Seconds per collective step of the k-point sum.
 const LATENCY: f64 = 1.0e-4;

@@ -372,12 +372,6 @@ impl Basis {
         self.distribute_gvectors(crystal, group, options, |k| owned[k])
     }
 
-    /// True when some k-point's plane waves are dealt over a G-vector group (sums over plane
-    /// waves or grid points of band data then need a sum over the group).
-    pub fn gvectors_distributed(&self) -> bool {
-        self.kpoints.iter().any(|k| k.dist.is_some())
-    }
-
     /// Deal the plane waves of every k-point `k` with `which(k)` over the G-vector group
     /// `comm` (collective on it; every rank of the group passes the same `which`): those
     /// k-points keep only this rank's plane waves. `options` choose the transform's

@@ -7,8 +7,9 @@
 //!   waves × bands, largest first to the least loaded group), never by rank.
 //! - Inside a k-point group the ranks form one G-vector group (band groups are the next
 //!   level): the plane waves of the group's k-points are dealt over it
-//!   ([`Basis::distribute`]), and sums over plane waves or grid points of band data are
-//!   completed with [`Parallel::sum_over_gvectors`] before the sum over k-point groups.
+//!   ([`Basis::distribute`]) and so is the density grid; sums over plane waves or grid points
+//!   are completed over the group by `Kpoint::sum_over_g` and `Basis::sum_over_rho` before
+//!   the sum over k-point groups.
 //! - Anything summed over blocks (densities, band energies, forces, stress, eigenvalue
 //!   tables) is a local sum over the owned blocks plus one [`Parallel::sum_over_kgroups`]
 //!   over the `inter_kpoint` communicator (class k), through the run's [`SumAlgorithm`]. The
@@ -267,15 +268,6 @@ impl Parallel {
         (0..nspin)
             .flat_map(move |s| (0..nkpoints).map(move |k| (s, k)))
             .filter(|&(s, k)| self.owns(s, k))
-    }
-
-    /// Sum `data` over this rank's G-vector group (class G), in place: completes sums over
-    /// plane waves or grid points of data whose rows are dealt over the group.
-    pub fn sum_over_gvectors<T: Element>(&self, data: &mut [T]) {
-        let g = &self.topology.gvector;
-        if g.size() > 1 {
-            g.allreduce(data, ReduceOp::Sum, CommClass::GVector);
-        }
     }
 
     /// Sum `data` over the k-point groups (class k), in place.

@@ -68,14 +68,6 @@ impl Basis {
         }
     }
 
-    /// This rank's entries of a field on the whole density sphere (global order).
-    pub fn rho_local_part(&self, global: &[Complex64]) -> Vec<Complex64> {
-        match &self.rho_dist {
-            Some(d) => d.local_part(global),
-            None => global.to_vec(),
-        }
-    }
-
     /// Values at this rank's grid points of a real field given on the density sphere.
     /// Collective on the G-vector group.
     pub fn rho_to_real(&self, field_g: &[Complex64]) -> Vec<f64> {
