@@ -8,6 +8,7 @@
 use planewave::comm::{Communicator, Threads};
 use planewave::core::basis::Basis;
 use planewave::core::crystal::{Atom, Crystal};
+use planewave::core::eigensolver::Eigensolver;
 use planewave::core::forces;
 use planewave::core::model::{Model, Species, SpinMode};
 use planewave::core::parallel::Parallel;
@@ -69,6 +70,7 @@ fn run(world: Arc<dyn Communicator>) -> Option<(f64, Vec<[f64; 3]>)> {
         mixing_depth: 8,
         kerker_q0: 0.8,
         seed: 42,
+        eigensolver: Eigensolver::Davidson { dim_factor: 2 },
     };
     // One k-point group per rank: each computes 8 / ranks of the k-points.
     let groups = world.size();

@@ -44,6 +44,20 @@ impl<'a, T: BandScalar> KHamiltonian<'a, T> {
         self.proj.apply_add(psi, out);
     }
 
+    /// The diagonal of H approximated for preconditioning: kinetic energy plus the average of
+    /// the local potential (over the whole grid, summed over the G-vector group when the grid
+    /// is dealt). Collective over the G-vector group.
+    pub fn diagonal(&self) -> Vec<f64> {
+        let mut sums = [self.veff.iter().sum::<f64>(), self.veff.len() as f64];
+        self.kpt.sum_over_g(&mut sums);
+        let v_avg = if sums[1] > 0.0 {
+            sums[0] / sums[1]
+        } else {
+            0.0
+        };
+        self.kpt.kinetic.iter().map(|t| t + v_avg).collect()
+    }
+
     /// `H psi` as a new matrix.
     pub fn apply_new(&self, psi: MatRef<'_, T>) -> Mat<T> {
         let mut out = Mat::<T>::zeros(psi.nrows(), psi.ncols());

@@ -8,7 +8,7 @@
 use crate::bands::BandScalar;
 use crate::basis::Basis;
 use crate::density::{self, Density};
-use crate::eigensolver::lobpcg::lobpcg_with_min;
+use crate::eigensolver::Eigensolver;
 use crate::energies::Energies;
 use crate::hamiltonian::KHamiltonian;
 use crate::mixing::AndersonMixer;
@@ -42,6 +42,8 @@ pub struct ScfParams {
     pub kerker_q0: f64,
     /// Seed of the random starting wavefunctions.
     pub seed: u64,
+    /// The iterative eigensolver.
+    pub eigensolver: Eigensolver,
 }
 
 /// What one iteration reports.
@@ -331,7 +333,7 @@ fn run_with<T: BandScalar>(
             for (s, k) in par.owned_blocks(nspin, nk) {
                 let h = KHamiltonian::new(&basis.kpoints[k], &basis.fft, &veff[s], fixed.proj(k));
                 let x0 = std::mem::replace(&mut psi[s][k], Mat::zeros(0, 0));
-                let r = lobpcg_with_min(&h, x0, tol, 1, maxiter);
+                let r = params.eigensolver.solve(&h, x0, tol, 1, maxiter);
                 eig_iters[0] += r.iterations as f64;
                 eig[s][k] = r.values;
                 psi[s][k] = r.vectors;

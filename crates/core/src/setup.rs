@@ -4,6 +4,7 @@
 
 use crate::basis::Basis;
 use crate::crystal::{Atom, Crystal};
+use crate::eigensolver::Eigensolver;
 use crate::input::{InputError, InputFormat, Kpoints, RunSpec, Spin};
 use crate::model::{Model, Species, SpinMode};
 use crate::parallel::{agree_on, Parallel};
@@ -67,12 +68,6 @@ pub fn build_following(
 ) -> Result<Setup, InputError> {
     let mut warnings = Vec::new();
     let mut notes = Vec::new();
-    if spec.scf.eigensolver != "lobpcg" {
-        warnings.push(format!(
-            "eigensolver \"{}\" is not available yet; using LOBPCG (same results)",
-            spec.scf.eigensolver
-        ));
-    }
     let names = spec.key_names();
     let species = agree_on(
         world.as_ref(),
@@ -361,6 +356,14 @@ pub fn build_following(
         mixing_depth: spec.scf.mixing.depth,
         kerker_q0: spec.scf.mixing.kerker_q0,
         seed: spec.scf.seed,
+        eigensolver: Eigensolver::from_name(&spec.scf.eigensolver).ok_or_else(|| {
+            err(
+                &spec,
+                "scf.eigensolver",
+                format!("unknown eigensolver \"{}\"", spec.scf.eigensolver),
+                "use \"davidson\" or \"lobpcg\"",
+            )
+        })?,
     };
     Ok(Setup {
         nk_full: kfull.len(),

@@ -10,30 +10,9 @@
 //! Memory: one `Workspace` per call holds [X, W, P], its image and a scratch block (8 blocks
 //! of nb bands); the iterations work inside it and allocate no band block.
 
+use super::block::{canonical_transform, column_norms2, gram, hermitian_part, orthonormalize};
 use super::{BlockOperator, EigenResult};
-use planewave_linalg::{matmul, matmul_into, overlap, Mat, MatMut, MatRef, Scalar};
-
-/// `a^H b` over all rows: the local overlap completed over the ranks holding other rows.
-fn gram<T: Scalar>(op: &impl BlockOperator<T>, a: MatRef<'_, T>, b: MatRef<'_, T>) -> Mat<T> {
-    crate::gvectors::sum_matrix(overlap(a, b), |flat| op.sum_rows(flat))
-}
-
-/// Squared column norms of `x` weighted by `w` (1 when None), over all rows.
-fn column_norms2<T: Scalar>(
-    op: &impl BlockOperator<T>,
-    x: MatRef<'_, T>,
-    w: Option<&[f64]>,
-) -> Vec<f64> {
-    let mut out: Vec<f64> = (0..x.ncols())
-        .map(|j| {
-            (0..x.nrows())
-                .map(|i| x[(i, j)].abs2() * w.map_or(1.0, |w| w[i]))
-                .sum()
-        })
-        .collect();
-    op.sum_rows(&mut out);
-    out
-}
+use planewave_linalg::{matmul_into, Mat, MatMut, MatRef, Scalar};
 
 /// Relative threshold below which overlap eigenvalues count as linear dependence.
 const DEPENDENCE_TOL: f64 = 1e-12;
@@ -117,7 +96,7 @@ pub fn lobpcg_with_min<T: Scalar>(
             ws.project_out_x(c.as_ref(), mz);
         }
         // Canonical orthonormalisation of Z.
-        let Some(t) = canonical_transform(op, ws.y.as_ref().subcols(nb, mz)) else {
+        let Some(t) = canonical_transform(op, ws.y.as_ref().subcols(nb, mz), DEPENDENCE_TOL) else {
             break;
         };
         let mz = t.ncols();
@@ -134,7 +113,7 @@ pub fn lobpcg_with_min<T: Scalar>(
         np = nb;
         // Keep X orthonormal against drift.
         if orthonormality_drift(op, ws.x()) > 1e-10 {
-            if let Some(t) = canonical_transform(op, ws.x()) {
+            if let Some(t) = canonical_transform(op, ws.x(), DEPENDENCE_TOL) {
                 if t.ncols() == nb {
                     ws.rotate_x(t.as_ref());
                     let (l2, c2) = rayleigh_ritz(op, ws.x(), ws.ax(), nb);
@@ -165,67 +144,11 @@ fn rayleigh_ritz<T: Scalar>(
     nb: usize,
 ) -> (Vec<f64>, Mat<T>) {
     let mut h = gram(op, y, ay);
-    let m = h.nrows();
-    for i in 0..m {
-        for j in 0..i {
-            let v = (h[(i, j)] + h[(j, i)].cj()).scale(0.5);
-            h[(i, j)] = v;
-            h[(j, i)] = v.cj();
-        }
-        h[(i, i)] = T::from_f64(h[(i, i)].real());
-    }
+    hermitian_part(h.as_mut());
     let e = op
         .small_eigen(h.as_ref(), nb)
         .expect("Rayleigh-Ritz eigensolver failed");
     (e.values, e.vectors)
-}
-
-/// T such that Z T has orthonormal columns spanning Z's numerically independent directions.
-fn canonical_transform<T: Scalar>(op: &impl BlockOperator<T>, z: MatRef<'_, T>) -> Option<Mat<T>> {
-    let m = z.ncols();
-    if m == 0 {
-        return None;
-    }
-    // Scale columns to unit norm first so that the threshold is relative.
-    let norms: Vec<f64> = column_norms2(op, z, None)
-        .into_iter()
-        .map(f64::sqrt)
-        .collect();
-    let mut s = gram(op, z, z);
-    for i in 0..m {
-        for j in 0..m {
-            let d = norms[i] * norms[j];
-            s[(i, j)] = if d > 0.0 {
-                s[(i, j)].scale(1.0 / d)
-            } else {
-                T::from_f64(0.0)
-            };
-        }
-    }
-    let e = op.small_eigen(s.as_ref(), m).ok()?;
-    let smax = e.values.last().copied().unwrap_or(0.0);
-    let keep: Vec<usize> = (0..m)
-        .filter(|&k| e.values[k] > DEPENDENCE_TOL * smax.max(1.0))
-        .collect();
-    if keep.is_empty() {
-        return None;
-    }
-    let mut t = Mat::<T>::zeros(m, keep.len());
-    for (c, &k) in keep.iter().enumerate() {
-        let f = 1.0 / e.values[k].sqrt();
-        for i in 0..m {
-            let inv = if norms[i] > 0.0 { 1.0 / norms[i] } else { 0.0 };
-            t[(i, c)] = e.vectors[(i, k)].scale(f * inv);
-        }
-    }
-    Some(t)
-}
-
-/// Orthonormal columns spanning `x` (None when `x` is rank deficient); `op` completes sums
-/// over distributed rows.
-pub fn orthonormalize<T: Scalar>(op: &impl BlockOperator<T>, x: MatRef<'_, T>) -> Option<Mat<T>> {
-    let t = canonical_transform(op, x)?;
-    (t.ncols() == x.ncols()).then(|| matmul(x, t.as_ref()))
 }
 
 /// The eigensolver's blocks, allocated once per call: `y = [X | W | P]` and `ay = A y` with

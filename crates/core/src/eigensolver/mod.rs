@@ -11,7 +11,11 @@
 //! solver (rank 0 solves and broadcasts, or ScaLAPACK over the group from
 //! `SCALAPACK_MIN_DIM` on, chosen by size), so every rank keeps the same vectors bit for bit.
 
+mod block;
+pub mod davidson;
 pub mod lobpcg;
+
+pub use block::orthonormalize;
 
 use crate::bands::BandScalar;
 use crate::hamiltonian::KHamiltonian;
@@ -19,6 +23,49 @@ use planewave_comm::{CommClass, Element};
 use planewave_linalg::{
     hermitian_eigen_lowest, HermitianEigen, LinalgError, Mat, MatMut, MatRef, Scalar,
 };
+
+/// Which iterative eigensolver the SCF uses (input `scf.eigensolver`, QE `diagonalization`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Eigensolver {
+    /// [`lobpcg::lobpcg_with_min`].
+    Lobpcg,
+    /// [`davidson::davidson`] with a search space of `dim_factor` times the bands.
+    Davidson {
+        /// QE's `diago_david_ndim`.
+        dim_factor: usize,
+    },
+}
+
+impl Eigensolver {
+    /// The solver an input names (`"lobpcg"` or `"davidson"`); None for anything else.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "lobpcg" => Some(Self::Lobpcg),
+            "davidson" => Some(Self::Davidson {
+                dim_factor: davidson::DEFAULT_DIM_FACTOR,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Lowest `ncols(x0)` eigenpairs of `op` to residual norm `tol` within `maxiter`
+    /// iterations, at least `min_iterations` on bands above `tol / 100`.
+    pub fn solve<T: Scalar>(
+        self,
+        op: &impl BlockOperator<T>,
+        x0: Mat<T>,
+        tol: f64,
+        min_iterations: usize,
+        maxiter: usize,
+    ) -> EigenResult<T> {
+        match self {
+            Self::Lobpcg => lobpcg::lobpcg_with_min(op, x0, tol, min_iterations, maxiter),
+            Self::Davidson { dim_factor } => {
+                davidson::davidson(op, x0, tol, min_iterations, maxiter, dim_factor)
+            }
+        }
+    }
+}
 
 /// Something that applies a Hermitian operator to a block of vectors.
 pub trait BlockOperator<T: Scalar> {
@@ -40,6 +87,11 @@ pub trait BlockOperator<T: Scalar> {
     fn apply(&self, x: MatRef<'_, T>, out: MatMut<'_, T>);
     /// Diagonal kinetic energies for the preconditioner (length `dim()`).
     fn kinetic(&self) -> &[f64];
+    /// An approximation of the operator's diagonal for the preconditioner (length `dim()`);
+    /// the kinetic energies unless the operator knows better. Collective.
+    fn diagonal(&self) -> Vec<f64> {
+        self.kinetic().to_vec()
+    }
 }
 
 impl<T: BandScalar> BlockOperator<T> for KHamiltonian<'_, T> {
@@ -63,6 +115,9 @@ impl<T: BandScalar> BlockOperator<T> for KHamiltonian<'_, T> {
     }
     fn kinetic(&self) -> &[f64] {
         &self.kpt.kinetic
+    }
+    fn diagonal(&self) -> Vec<f64> {
+        KHamiltonian::diagonal(self)
     }
 }
 

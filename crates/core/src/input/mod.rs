@@ -63,7 +63,7 @@
 //! density_tolerance = 1e-7
 //! max_iterations = 100
 //! mixing = { beta = 0.7, depth = 8, kerker_q0 = 0.8 }  # kerker_q0 in 1/bohr (0 = no Kerker)
-//! eigensolver = "lobpcg"  # lobpcg | davidson
+//! eigensolver = "davidson"  # davidson | lobpcg
 //! seed = 42
 //!
 //! [properties]            # what follows the SCF; defaults shown
@@ -261,7 +261,7 @@ pub struct ScfSpec {
     pub max_iterations: usize,
     /// Density mixing.
     pub mixing: MixingSpec,
-    /// `"lobpcg"` (default) or `"davidson"`.
+    /// `"davidson"` (default; block Davidson, QE's default) or `"lobpcg"`.
     pub eigensolver: String,
     /// Seed for random initial wavefunctions (default 42).
     pub seed: u64,
@@ -380,7 +380,7 @@ impl Default for ScfSpec {
             density_tolerance: 1e-7,
             max_iterations: 100,
             mixing: MixingSpec::default(),
-            eigensolver: "lobpcg".to_string(),
+            eigensolver: "davidson".to_string(),
             seed: 42,
         }
     }

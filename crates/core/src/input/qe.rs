@@ -25,7 +25,7 @@
 //! * `mixing_beta`, `mixing_ndim`, `electron_maxstep`; `mixing_mode` must be plain
 //!   (planewave's Kerker preconditioner with its default q0 is used regardless).
 //! * `diagonalization`: david, rmm-davidson -> davidson; cg, ppcg, paro, rmm-paro ->
-//!   lobpcg; absent -> lobpcg.
+//!   lobpcg; absent -> davidson (QE's default too).
 //! * `pseudo_dir` relative to the input file's folder (default: that folder).
 //! * `calculation` 'scf' | 'relax' | 'vc-relax' (the last two run a relaxation);
 //!   `tprnfor`, `tstress` (forces are always computed; stress with tstress or vc-relax);

@@ -927,7 +927,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
                             Some(e.span()),
                             format!("unknown eigensolver `{other}`"),
                         )
-                        .with_hint("use \"lobpcg\" or \"davidson\""))
+                        .with_hint("use \"davidson\" or \"lobpcg\""))
                 }
             };
         }
@@ -1431,7 +1431,7 @@ nbands = 2
     fn defaults_and_options() {
         let s = p(SI_TOML).unwrap();
         assert!(s.use_symmetry);
-        assert_eq!(s.scf.eigensolver, "lobpcg");
+        assert_eq!(s.scf.eigensolver, "davidson");
         assert_eq!(s.scf.seed, 42);
         assert_eq!(s.scf.density_tolerance, 1e-7);
         assert_eq!(s.charge, 0.0);

@@ -1,0 +1,99 @@
+//! Operations on blocks of vectors shared by the eigensolvers: overlaps and norms over all rows
+//! (completed with [`BlockOperator::sum_rows`] when the rows are dealt over a G-vector group),
+//! and canonical orthonormalisation.
+
+use super::BlockOperator;
+use planewave_linalg::{matmul, overlap, Mat, MatMut, MatRef, Scalar};
+
+/// `a^H b` over all rows: the local overlap completed over the ranks holding other rows.
+pub(super) fn gram<T: Scalar>(
+    op: &impl BlockOperator<T>,
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+) -> Mat<T> {
+    crate::gvectors::sum_matrix(overlap(a, b), |flat| op.sum_rows(flat))
+}
+
+/// Squared column norms of `x` weighted by `w` (1 when None), over all rows.
+pub(super) fn column_norms2<T: Scalar>(
+    op: &impl BlockOperator<T>,
+    x: MatRef<'_, T>,
+    w: Option<&[f64]>,
+) -> Vec<f64> {
+    let mut out: Vec<f64> = (0..x.ncols())
+        .map(|j| {
+            (0..x.nrows())
+                .map(|i| x[(i, j)].abs2() * w.map_or(1.0, |w| w[i]))
+                .sum()
+        })
+        .collect();
+    op.sum_rows(&mut out);
+    out
+}
+
+/// Replace the square matrix `h` by its Hermitian part `(h + h^H) / 2` (rounding makes a
+/// computed `Y^H A Y` slightly non-Hermitian).
+pub(super) fn hermitian_part<T: Scalar>(mut h: MatMut<'_, T>) {
+    for i in 0..h.nrows() {
+        for j in 0..i {
+            let v = (h[(i, j)] + h[(j, i)].cj()).scale(0.5);
+            h[(i, j)] = v;
+            h[(j, i)] = v.cj();
+        }
+        h[(i, i)] = T::from_f64(h[(i, i)].real());
+    }
+}
+
+/// T such that `z T` has orthonormal columns spanning z's numerically independent directions:
+/// directions whose overlap eigenvalue (columns scaled to unit norm) is below `tol` times the
+/// largest are dropped. None when nothing is left.
+pub(super) fn canonical_transform<T: Scalar>(
+    op: &impl BlockOperator<T>,
+    z: MatRef<'_, T>,
+    tol: f64,
+) -> Option<Mat<T>> {
+    let m = z.ncols();
+    if m == 0 {
+        return None;
+    }
+    // Scale columns to unit norm first so that the threshold is relative.
+    let norms: Vec<f64> = column_norms2(op, z, None)
+        .into_iter()
+        .map(f64::sqrt)
+        .collect();
+    let mut s = gram(op, z, z);
+    for i in 0..m {
+        for j in 0..m {
+            let d = norms[i] * norms[j];
+            s[(i, j)] = if d > 0.0 {
+                s[(i, j)].scale(1.0 / d)
+            } else {
+                T::from_f64(0.0)
+            };
+        }
+    }
+    let e = op.small_eigen(s.as_ref(), m).ok()?;
+    let smax = e.values.last().copied().unwrap_or(0.0);
+    let keep: Vec<usize> = (0..m)
+        .filter(|&k| e.values[k] > tol * smax.max(1.0))
+        .collect();
+    if keep.is_empty() {
+        return None;
+    }
+    let mut t = Mat::<T>::zeros(m, keep.len());
+    for (c, &k) in keep.iter().enumerate() {
+        let f = 1.0 / e.values[k].sqrt();
+        for i in 0..m {
+            let inv = if norms[i] > 0.0 { 1.0 / norms[i] } else { 0.0 };
+            t[(i, c)] = e.vectors[(i, k)].scale(f * inv);
+        }
+    }
+    Some(t)
+}
+
+/// Orthonormal columns spanning `x` (None when `x` is rank deficient); `op` completes sums
+/// over distributed rows.
+pub fn orthonormalize<T: Scalar>(op: &impl BlockOperator<T>, x: MatRef<'_, T>) -> Option<Mat<T>> {
+    let t = canonical_transform(op, x, 1e-12)?;
+    (t.ncols() == x.ncols()).then(|| matmul(x, t.as_ref()))
+}

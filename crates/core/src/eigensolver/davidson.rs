@@ -1,0 +1,410 @@
+//! Block Davidson with restart, the approach of Quantum ESPRESSO's `cegterg`/`regterg`, on an
+//! orthonormal basis.
+//!
+//! The search space V (orthonormal, at most `max_dim` columns) and its image AV grow by the
+//! preconditioned residuals of the bands not yet converged; the reduced matrix `V^H A V` is
+//! extended by the new columns only (`V^H (A W)`), never re-formed. When the next block would not
+//! fit, V restarts from the current Ritz vectors (`V <- V C`, `AV <- AV C`, reduced matrix
+//! `diag(theta)`). Converged bands stay in the Ritz problem but add no new directions (locking),
+//! so late iterations are cheap. New directions are orthogonalised against V (block Gram–Schmidt,
+//! twice) and among themselves (canonical orthonormalisation, dropping dependent ones) *before*
+//! the operator is applied, so A W is never transformed.
+//! Residuals of all bands come from two GEMMs, `R = AV C - V C diag(theta)`, without forming the
+//! Ritz vectors except at a restart and at the end.
+//! Preconditioner (QE's `g_psi`): `W = R / d`, `d = (1 + x + sqrt(1 + (x - 1)^2)) / 2` with
+//! `x = h_diag - theta`, `h_diag` the operator's [`BlockOperator::diagonal`] — close to
+//! `h_diag - theta` where that is large, and never below ~1.
+//! Memory: V and AV (`max_dim` columns each) and one scratch block of nb columns; nothing is
+//! allocated per iteration but small matrices.
+
+use super::block::{canonical_transform, column_norms2, gram, hermitian_part};
+use super::{BlockOperator, EigenResult};
+use planewave_linalg::{matmul_into, Mat, MatRef, Scalar};
+
+/// Relative overlap eigenvalue below which a new direction counts as dependent and is dropped.
+const DEPENDENCE_TOL: f64 = 1e-12;
+
+/// Size of the search space as a multiple of the number of bands (QE's `diago_david_ndim`,
+/// whose default is 2). 3 keeps the previous iteration's directions through one more step,
+/// which makes each iteration nearly as effective as LOBPCG's: on si64 Γ (128 bands, one
+/// thread) the SCF took 35-36 s with 3 against 44-47 s with 2, for 7 instead of 5 blocks of
+/// nb vectors (about 50 MB more).
+pub const DEFAULT_DIM_FACTOR: usize = 3;
+
+/// Lowest `ncols(x0)` eigenpairs of `op` to residual norm `tol`, with at most `maxiter`
+/// iterations and a search space of `dim_factor * nb` vectors (at least 2). At least
+/// `min_iterations` iterations are made on the bands whose residual is above `tol / 100`
+/// (what an SCF step needs after the potential moved).
+pub fn davidson<T: Scalar>(
+    op: &impl BlockOperator<T>,
+    x0: Mat<T>,
+    tol: f64,
+    min_iterations: usize,
+    maxiter: usize,
+    dim_factor: usize,
+) -> EigenResult<T> {
+    let nb = x0.ncols();
+    let n_global = op.global_dim();
+    assert!(
+        nb <= n_global,
+        "more bands ({nb}) than plane waves ({n_global})"
+    );
+    let max_dim = (dim_factor.max(2) * nb).min(n_global).max(nb);
+    let mut s = Space::new(op.dim(), nb, max_dim);
+    s.v.as_mut().subcols_mut(0, nb).copy_from(&x0);
+    drop(x0);
+    s.orthonormalize_start(op);
+    op.apply(
+        s.v.as_ref().subcols(0, nb),
+        s.av.as_mut().subcols_mut(0, nb),
+    );
+    let mut n_applications = nb;
+    s.m = nb;
+    let h0 = gram(
+        op,
+        s.v.as_ref().subcols(0, nb),
+        s.av.as_ref().subcols(0, nb),
+    );
+    s.h.as_mut().submatrix_mut(0, 0, nb, nb).copy_from(&h0);
+    let diag = op.diagonal();
+    let mut resid = vec![f64::INFINITY; nb];
+    let mut n_active = nb;
+    let mut iterations = 0;
+    let (theta, c) = loop {
+        let (theta, c) = s.ritz(op);
+        if s.m + n_active > max_dim && s.m > nb {
+            s.restart(&theta, c.as_ref());
+            continue;
+        }
+        s.residuals(&theta, c.as_ref());
+        for (rj, n2) in resid
+            .iter_mut()
+            .zip(column_norms2(op, s.scratch.as_ref(), None))
+        {
+            *rj = n2.sqrt();
+        }
+        let mut active: Vec<usize> = (0..nb).filter(|&j| resid[j] > tol).collect();
+        if active.is_empty() && iterations < min_iterations {
+            // A warm start inside an SCF must still respond to the new potential.
+            active = (0..nb).filter(|&j| resid[j] > 0.01 * tol).collect();
+        }
+        let room = max_dim - s.m;
+        if active.len() > room && s.m > nb {
+            // More bands woke up than fit: restart now (the residuals are recomputed, cheaply).
+            s.restart(&theta, c.as_ref());
+            continue;
+        }
+        // Only when the space cannot hold 2 nb vectors (tiny bases): work on what fits.
+        active.truncate(room);
+        n_active = active.len();
+        if active.is_empty() || iterations >= maxiter {
+            break (theta, c);
+        }
+        iterations += 1;
+        s.precondition(&diag, &theta, &active);
+        let Some(added) = s.orthonormalize_new(op, n_active) else {
+            break (theta, c);
+        };
+        let m = s.m;
+        {
+            let (v, av) = (
+                s.v.as_ref().subcols(m, added),
+                s.av.as_mut().subcols_mut(m, added),
+            );
+            op.apply(v, av);
+        }
+        n_applications += added;
+        s.extend_reduced(op, added);
+    };
+    let vectors = s.into_ritz_vectors(c.as_ref());
+    let converged = resid.iter().all(|&r| r <= tol);
+    EigenResult {
+        values: theta,
+        vectors,
+        residual_norms: resid,
+        iterations,
+        n_applications,
+        converged,
+    }
+}
+
+/// The search space: `v` (orthonormal columns, the first `m` in use), `av = A v`, the reduced
+/// matrix `h = v^H A v` (its leading m x m block), and a scratch block of nb columns.
+struct Space<T: Scalar> {
+    nb: usize,
+    m: usize,
+    v: Mat<T>,
+    av: Mat<T>,
+    h: Mat<T>,
+    scratch: Mat<T>,
+}
+
+impl<T: Scalar> Space<T> {
+    fn new(n: usize, nb: usize, max_dim: usize) -> Self {
+        Self {
+            nb,
+            m: 0,
+            v: Mat::zeros(n, max_dim),
+            av: Mat::zeros(n, max_dim),
+            h: Mat::zeros(max_dim, max_dim),
+            scratch: Mat::zeros(n, nb),
+        }
+    }
+
+    /// Orthonormalise the starting block in the first nb columns of V, in place (through the
+    /// scratch block); a rank-deficient start is left as it is.
+    fn orthonormalize_start(&mut self, op: &impl BlockOperator<T>) {
+        let nb = self.nb;
+        let Some(t) = canonical_transform(op, self.v.as_ref().subcols(0, nb), DEPENDENCE_TOL)
+        else {
+            return;
+        };
+        if t.ncols() == nb {
+            matmul_into(
+                self.scratch.as_mut(),
+                self.v.as_ref().subcols(0, nb),
+                t.as_ref(),
+                false,
+            );
+            self.v.as_mut().subcols_mut(0, nb).copy_from(&self.scratch);
+        }
+    }
+
+    /// Lowest nb Ritz values and their coefficients (m x nb) in the current space.
+    fn ritz(&self, op: &impl BlockOperator<T>) -> (Vec<f64>, Mat<T>) {
+        let m = self.m;
+        let mut h = self.h.as_ref().submatrix(0, 0, m, m).to_owned();
+        hermitian_part(h.as_mut());
+        let e = op
+            .small_eigen(h.as_ref(), self.nb)
+            .expect("Davidson: the reduced eigenproblem failed");
+        (e.values, e.vectors)
+    }
+
+    /// Restart from the Ritz vectors: `V <- V C`, `AV <- AV C`, `h <- diag(theta)`, m = nb.
+    fn restart(&mut self, theta: &[f64], c: MatRef<'_, T>) {
+        let (nb, m) = (self.nb, self.m);
+        for blk in [&mut self.v, &mut self.av] {
+            matmul_into(self.scratch.as_mut(), blk.as_ref().subcols(0, m), c, false);
+            blk.as_mut().subcols_mut(0, nb).copy_from(&self.scratch);
+        }
+        let mut h = self.h.as_mut().submatrix_mut(0, 0, nb, nb);
+        for j in 0..nb {
+            for i in 0..nb {
+                h[(i, j)] = T::from_f64(if i == j { theta[i] } else { 0.0 });
+            }
+        }
+        self.m = nb;
+    }
+
+    /// Residuals of every band into the scratch block: `R = AV C - V C diag(theta)`.
+    fn residuals(&mut self, theta: &[f64], c: MatRef<'_, T>) {
+        let m = self.m;
+        let minus_c_theta = Mat::from_fn(m, self.nb, |i, j| -c[(i, j)].scale(theta[j]));
+        let mut r = self.scratch.as_mut();
+        matmul_into(r.as_mut(), self.av.as_ref().subcols(0, m), c, false);
+        matmul_into(
+            r,
+            self.v.as_ref().subcols(0, m),
+            minus_c_theta.as_ref(),
+            true,
+        );
+    }
+
+    /// The preconditioned residuals of the `active` bands into columns `m..` of V.
+    fn precondition(&mut self, diag: &[f64], theta: &[f64], active: &[usize]) {
+        let m = self.m;
+        let mut w = self.v.as_mut().subcols_mut(m, active.len());
+        for (col, &j) in active.iter().enumerate() {
+            for (i, &hd) in diag.iter().enumerate() {
+                let x = hd - theta[j];
+                let d = 0.5 * (1.0 + x + (1.0 + (x - 1.0) * (x - 1.0)).sqrt());
+                w[(i, col)] = self.scratch[(i, j)].scale(1.0 / d);
+            }
+        }
+    }
+
+    /// Make the `na` new columns after V orthogonal to V (twice) and orthonormal among
+    /// themselves, dropping dependent directions; returns how many are kept (None: none).
+    fn orthonormalize_new(&mut self, op: &impl BlockOperator<T>, na: usize) -> Option<usize> {
+        let m = self.m;
+        for _ in 0..2 {
+            let (v, mut rest) = self.v.as_mut().split_at_col_mut(m);
+            let w = rest.as_mut().subcols_mut(0, na);
+            let c = gram(op, v.as_ref(), w.as_ref());
+            let minus_c = Mat::from_fn(c.nrows(), c.ncols(), |i, j| -c[(i, j)]);
+            matmul_into(w, v.as_ref(), minus_c.as_ref(), true);
+        }
+        let t = canonical_transform(op, self.v.as_ref().subcols(m, na), DEPENDENCE_TOL)?;
+        // kept <= na <= nb: the product fits the scratch block.
+        let kept = t.ncols();
+        let mut tmp = self.scratch.as_mut().subcols_mut(0, kept);
+        matmul_into(
+            tmp.as_mut(),
+            self.v.as_ref().subcols(m, na),
+            t.as_ref(),
+            false,
+        );
+        self.v.as_mut().subcols_mut(m, kept).copy_from(tmp.as_ref());
+        Some(kept)
+    }
+
+    /// Extend the reduced matrix by the `added` columns after the first m: `h[:, m..] = V^H AW`,
+    /// and its Hermitian mirror; m grows by `added`.
+    fn extend_reduced(&mut self, op: &impl BlockOperator<T>, added: usize) {
+        let (m, m2) = (self.m, self.m + added);
+        let b = gram(
+            op,
+            self.v.as_ref().subcols(0, m2),
+            self.av.as_ref().subcols(m, added),
+        );
+        let mut h = self.h.as_mut();
+        for j in 0..added {
+            for i in 0..m2 {
+                h[(i, m + j)] = b[(i, j)];
+                h[(m + j, i)] = b[(i, j)].cj();
+            }
+        }
+        self.m = m2;
+    }
+
+    /// The Ritz vectors `V C` (n x nb), in the scratch block handed out.
+    fn into_ritz_vectors(mut self, c: MatRef<'_, T>) -> Mat<T> {
+        matmul_into(
+            self.scratch.as_mut(),
+            self.v.as_ref().subcols(0, self.m),
+            c,
+            false,
+        );
+        self.scratch
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use num_complex::Complex64;
+    use planewave_linalg::{hermitian_eigen, MatMut};
+
+    /// A diagonally dominant Hermitian matrix with the given diagonal.
+    struct Dense<T: Scalar> {
+        a: Mat<T>,
+        kin: Vec<f64>,
+    }
+    impl<T: Scalar> BlockOperator<T> for Dense<T> {
+        fn dim(&self) -> usize {
+            self.a.nrows()
+        }
+        fn apply(&self, x: MatRef<'_, T>, out: MatMut<'_, T>) {
+            matmul_into(out, self.a.as_ref(), x, false);
+        }
+        fn kinetic(&self) -> &[f64] {
+            &self.kin
+        }
+    }
+
+    /// With `degenerate`, two uncoupled copies of the same matrix (every eigenvalue doubly
+    /// degenerate).
+    fn complex_operator(n: usize, degenerate: bool) -> Dense<Complex64> {
+        let half = n / 2;
+        let idx = |i: usize| if degenerate { i % half } else { i };
+        let kin: Vec<f64> = (0..n).map(|i| 0.5 * idx(i) as f64).collect();
+        let a = Mat::from_fn(n, n, |i, j| {
+            let (p, q) = (idx(i), idx(j));
+            if degenerate && i / half != j / half {
+                Complex64::new(0.0, 0.0)
+            } else if p == q {
+                Complex64::new(kin[i], 0.0)
+            } else {
+                let v = 0.05 / (1.0 + (p as f64 - q as f64).abs());
+                Complex64::new(v, if p < q { 0.3 * v } else { -0.3 * v })
+            }
+        });
+        Dense { a, kin }
+    }
+
+    fn start(n: usize, nb: usize) -> Mat<Complex64> {
+        Mat::from_fn(n, nb, |i, j| {
+            Complex64::new(((i * 7 + j * 13) % 11) as f64 - 5.0, ((i + j) % 3) as f64)
+        })
+    }
+
+    fn check<T: Scalar>(op: &Dense<T>, r: &EigenResult<T>, tol: f64) {
+        let exact = hermitian_eigen(op.a.as_ref()).unwrap();
+        assert!(r.converged, "residuals {:?}", r.residual_norms);
+        for (j, v) in r.values.iter().enumerate() {
+            assert!(
+                (v - exact.values[j]).abs() < tol,
+                "{j}: {v} vs {}",
+                exact.values[j]
+            );
+        }
+        // The returned vectors are orthonormal eigenvectors.
+        let ax = planewave_linalg::matmul(op.a.as_ref(), r.vectors.as_ref());
+        let s = planewave_linalg::overlap(r.vectors.as_ref(), r.vectors.as_ref());
+        for j in 0..r.values.len() {
+            for i in 0..r.values.len() {
+                let want = if i == j { 1.0 } else { 0.0 };
+                assert!((s[(i, j)] - T::from_f64(want)).abs2() < 1e-20);
+            }
+            let res: f64 = (0..op.a.nrows())
+                .map(|i| (ax[(i, j)] - r.vectors[(i, j)].scale(r.values[j])).abs2())
+                .sum();
+            assert!(res.sqrt() < 1e-8, "residual of {j}: {}", res.sqrt());
+        }
+    }
+
+    #[test]
+    fn finds_lowest_eigenpairs_of_a_dense_hermitian_matrix() {
+        for dim_factor in [2, 3, 4] {
+            let op = complex_operator(150, false);
+            let r = davidson(&op, start(150, 8), 1e-9, 0, 200, dim_factor);
+            check(&op, &r, 1e-10);
+        }
+    }
+
+    #[test]
+    fn resolves_degenerate_eigenvalues() {
+        let op = complex_operator(120, true);
+        let r = davidson(&op, start(120, 6), 1e-9, 0, 200, 3);
+        check(&op, &r, 1e-10);
+        assert!((r.values[0] - r.values[1]).abs() < 1e-10);
+    }
+
+    #[test]
+    fn works_when_the_space_cannot_hold_two_blocks() {
+        // 10 vectors of length 14: the search space is capped at the whole space.
+        let op = complex_operator(14, false);
+        let r = davidson(&op, start(14, 10), 1e-9, 0, 100, 3);
+        check(&op, &r, 1e-10);
+    }
+
+    #[test]
+    fn finds_lowest_eigenpairs_of_a_real_symmetric_matrix() {
+        let n = 90;
+        let kin: Vec<f64> = (0..n).map(|i| 0.3 * i as f64).collect();
+        let a = Mat::from_fn(n, n, |i, j| {
+            if i == j {
+                kin[i]
+            } else {
+                0.04 / (1.0 + (i as f64 - j as f64).abs())
+            }
+        });
+        let x0 = Mat::from_fn(n, 5, |i, j| {
+            (((i * 5 + j * 3) % 7) as f64 - 3.0) + 0.1 * j as f64
+        });
+        let op = Dense { a, kin };
+        let r = davidson(&op, x0, 1e-9, 0, 200, 3);
+        check(&op, &r, 1e-10);
+    }
+
+    #[test]
+    fn a_converged_start_takes_no_iteration_unless_asked() {
+        let op = complex_operator(100, false);
+        let first = davidson(&op, start(100, 4), 1e-9, 0, 200, 3);
+        let again = davidson(&op, first.vectors.clone(), 1e-6, 0, 200, 3);
+        assert_eq!(again.iterations, 0);
+        let forced = davidson(&op, first.vectors, 1e-6, 1, 200, 3);
+        assert!(forced.iterations <= 1);
+    }
+}
