@@ -12,11 +12,15 @@
 //! their average factorises into the average over distinct rotations (one
 //! representative translation each) times the mask
 //! `(1/N_tau) sum_tau exp(-2 pi i G.tau)`, which is 1 if `G.tau` is an integer
-//! for all `tau` and 0 otherwise. Memory is therefore `N_rot * N_G` indices.
+//! for all `tau` and 0 otherwise.
+//!
+//! `W^T G` is found at every symmetrisation from the rotation and a dense box of positions
+//! over the sphere's Miller bounds (about two indices per G), not from a stored table of
+//! `N_rot * N_G` indices (37 MB for 48 rotations of si64's 191 711 G-vectors).
 //!
 //! The symmetriser may produce only some rows of the result (a rank's entries of a sphere
 //! dealt over a G-vector group, [`DensitySymmetrizer::for_rows`]): it then reads the whole
-//! sphere and stores the tables of its rows only (`N_rot * N_rows` indices).
+//! sphere and keeps the Miller indices of its rows only.
 
 use num_complex::Complex64;
 
@@ -34,9 +38,10 @@ pub struct DensitySymmetrizer {
     nrows: usize,
     /// Number of operations in the group (all translations included).
     nops: usize,
-    /// `src[r * nrows + i]` = index in the sphere of `W_r^T G_i` for row `i` (one entry per
-    /// distinct rotation).
-    src: Vec<u32>,
+    /// One rotation `W` per distinct rotation of the group.
+    rotations: Vec<[[i32; 3]; 3]>,
+    /// Positions of the sphere's Miller indices (where `W^T G` is looked up).
+    index: MillerIndex,
     /// Per distinct rotation, per direction: `exp(-2 pi i m w_d)` for
     /// `m = mmin[d] ..= mmax[d]`; `None` when the translation is zero.
     phases: Vec<Option<[Vec<Complex64>; 3]>>,
@@ -52,6 +57,7 @@ pub struct DensitySymmetrizer {
 /// Position of each Miller index of a set, looked up in a dense box over the set's bounds
 /// (a few bytes per grid point, no hashing: the table of every rotation of every G is built
 /// from some 10^7 lookups on large cells).
+#[derive(Clone, Debug)]
 struct MillerIndex {
     lo: [i32; 3],
     len: [usize; 3],
@@ -108,9 +114,14 @@ impl MillerIndex {
     }
 }
 
+/// `W^T G`: `(W^T G)_a = sum_b W[b][a] G_b`.
+fn rotate_transposed(w: &[[i32; 3]; 3], m: [i32; 3]) -> [i32; 3] {
+    [0, 1, 2].map(|a| w[0][a] * m[0] + w[1][a] * m[1] + w[2][a] * m[2])
+}
+
 impl DensitySymmetrizer {
-    /// Precompute, for every G and distinct rotation, the index of `W^T G` and
-    /// the phase `exp(-2 pi i G.w)`. `Err` if the Miller set is not closed under
+    /// Index the Miller set and precompute the phases `exp(-2 pi i G.w)` of every
+    /// distinct rotation. `Err` if the Miller set is not closed under
     /// the rotations, has duplicates, or an operation is not unimodular, or if
     /// the operations are not a group modulo pure translations (unequal
     /// multiplicities per rotation). An empty `ops` means identity only.
@@ -163,22 +174,16 @@ impl DensitySymmetrizer {
                 .to_string());
         }
 
-        // Rotated-index table.
-        let mut src = Vec::with_capacity(reps.len() * rows.len());
+        // The sphere must hold every rotated row.
         for op in &reps {
             for m in &row_millers {
-                let mut r = [0i32; 3];
-                for (a, v) in r.iter_mut().enumerate() {
-                    // (W^T G)_a = sum_b W[b][a] G_b
-                    *v = (0..3).map(|b| op.rot[b][a] * m[b]).sum();
-                }
-                let j = index.get(r).ok_or_else(|| {
-                    format!(
+                let r = rotate_transposed(&op.rot, *m);
+                if index.get(r).is_none() {
+                    return Err(format!(
                         "DensitySymmetrizer: Miller set not closed: {m:?} -> {r:?} under {:?}",
                         op.rot
-                    )
-                })?;
-                src.push(j);
+                    ));
+                }
             }
         }
 
@@ -223,7 +228,8 @@ impl DensitySymmetrizer {
             ng,
             nrows: row_millers.len(),
             nops: ops.len(),
-            src,
+            rotations: reps.iter().map(|op| op.rot).collect(),
+            index,
             phases,
             mmin,
             millers: row_millers,
@@ -287,20 +293,24 @@ impl DensitySymmetrizer {
         }
         let n = self.nrows;
         let mut acc = vec![Complex64::new(0.0, 0.0); n];
-        for (r, ph) in self.phases.iter().enumerate() {
-            let src = &self.src[r * n..(r + 1) * n];
+        // Closed under the rotations (checked at construction).
+        let source = |w: &[[i32; 3]; 3], m: [i32; 3]| {
+            let j = self.index.get(rotate_transposed(w, m));
+            rho_g[j.expect("the sphere holds every rotated G") as usize]
+        };
+        for (w, ph) in self.rotations.iter().zip(&self.phases) {
             match ph {
                 None => {
-                    for (a, &j) in acc.iter_mut().zip(src) {
-                        *a += rho_g[j as usize];
+                    for (a, m) in acc.iter_mut().zip(&self.millers) {
+                        *a += source(w, *m);
                     }
                 }
                 Some(tab) => {
-                    for ((a, &j), m) in acc.iter_mut().zip(src).zip(&self.millers) {
+                    for (a, m) in acc.iter_mut().zip(&self.millers) {
                         let p = tab[0][(m[0] - self.mmin[0]) as usize]
                             * tab[1][(m[1] - self.mmin[1]) as usize]
                             * tab[2][(m[2] - self.mmin[2]) as usize];
-                        *a += rho_g[j as usize] * p;
+                        *a += source(w, *m) * p;
                     }
                 }
             }
