@@ -23,11 +23,14 @@
 //! sphere and keeps the Miller indices of its rows only.
 
 use num_complex::Complex64;
+use rayon::prelude::*;
 
 use super::{int_det, SymOp, IDENTITY};
 
 /// Tolerance used to decide whether `G.tau` is an integer for a pure translation.
 const TRANS_TOL: f64 = 1e-6;
+
+const ZERO: Complex64 = Complex64 { re: 0.0, im: 0.0 };
 
 /// Precomputed tables for G-space symmetrisation over a fixed Miller-index set.
 #[derive(Clone, Debug)]
@@ -104,6 +107,13 @@ impl MillerIndex {
                 let k = usize::try_from(x - lo).ok().filter(|&k| k < len)?;
                 Some(at * len + k)
             })
+    }
+
+    /// The position of `m`, known to be in the set (no bounds test per direction: a
+    /// non-member gives a wrong position or, outside the box, a panic).
+    fn member(&self, m: [i32; 3]) -> usize {
+        let d = [0, 1, 2].map(|a| (m[a] - self.lo[a]) as usize);
+        self.pos[(d[0] * self.len[1] + d[1]) * self.len[2] + d[2]] as usize
     }
 
     /// The position of `m` in the set.
@@ -291,39 +301,43 @@ impl DensitySymmetrizer {
                 self.ng
             ));
         }
-        let n = self.nrows;
-        let mut acc = vec![Complex64::new(0.0, 0.0); n];
-        // Closed under the rotations (checked at construction).
-        let source = |w: &[[i32; 3]; 3], m: [i32; 3]| {
-            let j = self.index.get(rotate_transposed(w, m));
-            rho_g[j.expect("the sphere holds every rotated G") as usize]
-        };
+        let mut acc = vec![Complex64::new(0.0, 0.0); self.nrows];
+        // Rows in chunks over the rayon threads; inside a chunk, rotation by rotation.
+        const CHUNK: usize = 4096;
+        acc.par_chunks_mut(CHUNK)
+            .zip(self.millers.par_chunks(CHUNK))
+            .zip(self.mask.par_chunks(CHUNK))
+            .for_each(|((acc, millers), mask)| {
+                self.accumulate(rho_g, millers, acc);
+                let inv = 1.0 / self.phases.len().max(1) as f64;
+                for (a, keep) in acc.iter_mut().zip(mask) {
+                    *a = if *keep { *a * inv } else { ZERO };
+                }
+            });
+        Ok(acc)
+    }
+
+    /// `acc[i] = sum_r rho(W_r^T G_i) exp(-2 pi i G_i.w_r)` for the rows `millers`.
+    fn accumulate(&self, rho_g: &[Complex64], millers: &[[i32; 3]], acc: &mut [Complex64]) {
         for (w, ph) in self.rotations.iter().zip(&self.phases) {
+            // Every rotated row is in the sphere (checked at construction).
+            let source = |m: &[i32; 3]| rho_g[self.index.member(rotate_transposed(w, *m))];
             match ph {
                 None => {
-                    for (a, m) in acc.iter_mut().zip(&self.millers) {
-                        *a += source(w, *m);
+                    for (a, m) in acc.iter_mut().zip(millers) {
+                        *a += source(m);
                     }
                 }
                 Some(tab) => {
-                    for (a, m) in acc.iter_mut().zip(&self.millers) {
+                    for (a, m) in acc.iter_mut().zip(millers) {
                         let p = tab[0][(m[0] - self.mmin[0]) as usize]
                             * tab[1][(m[1] - self.mmin[1]) as usize]
                             * tab[2][(m[2] - self.mmin[2]) as usize];
-                        *a += source(w, *m) * p;
+                        *a += source(m) * p;
                     }
                 }
             }
         }
-        let inv = 1.0 / self.phases.len().max(1) as f64;
-        for (a, keep) in acc.iter_mut().zip(&self.mask) {
-            *a = if *keep {
-                *a * inv
-            } else {
-                Complex64::new(0.0, 0.0)
-            };
-        }
-        Ok(acc)
     }
 }
 
