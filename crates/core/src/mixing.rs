@@ -23,13 +23,6 @@ pub struct AndersonMixer {
     history: VecDeque<(Vec<Complex64>, Vec<Complex64>)>,
 }
 
-fn dot_re(a: &[Complex64], b: &[Complex64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| x.re * y.re + x.im * y.im)
-        .sum()
-}
-
 impl AndersonMixer {
     /// A mixer for `nchan` channels on a sphere (or this rank's part of it) with squared norms
     /// `g2`.
@@ -64,34 +57,38 @@ impl AndersonMixer {
         let m = self.history.len();
         let (mut xbar, mut fbar) = (x.clone(), f.clone());
         if m > 0 {
-            let df: Vec<Vec<Complex64>> = self
-                .history
-                .iter()
-                .map(|(_, fi)| f.iter().zip(fi).map(|(a, b)| a - b).collect())
-                .collect();
-            let dx: Vec<Vec<Complex64>> = self
-                .history
-                .iter()
-                .map(|(xi, _)| x.iter().zip(xi).map(|(a, b)| a - b).collect())
-                .collect();
+            // The differences F - F_i and x - x_i are formed element by element where they are
+            // used, never stored: m of each would be 2 m sphere-sized temporaries per step.
+            let df = |i: usize, k: usize| f[k] - self.history[i].1[k];
+            let dx = |i: usize, k: usize| x[k] - self.history[i].0[k];
+            let dot = |a: &dyn Fn(usize) -> Complex64, b: &dyn Fn(usize) -> Complex64| {
+                (0..f.len())
+                    .map(|k| {
+                        let (p, q) = (a(k), b(k));
+                        p.re * q.re + p.im * q.im
+                    })
+                    .sum::<f64>()
+            };
             // [A (m x m, row-major) | b], summed in one call.
             let mut ab = vec![0.0; m * m + m];
             for i in 0..m {
-                for j in 0..m {
-                    ab[i * m + j] = dot_re(&df[i], &df[j]);
+                for j in 0..=i {
+                    let v = dot(&|k| df(i, k), &|k| df(j, k));
+                    ab[i * m + j] = v;
+                    ab[j * m + i] = v;
                 }
-                ab[m * m + i] = dot_re(&df[i], &f);
+                ab[m * m + i] = dot(&|k| df(i, k), &|k| f[k]);
             }
             sum(&mut ab);
             let a = ab[..m * m].chunks(m).map(<[f64]>::to_vec).collect();
             let b = ab[m * m..].to_vec();
             if let Some(gamma) = solve_regularized(a, b) {
-                for i in 0..m {
+                for (i, g) in gamma.iter().enumerate() {
                     for (k, v) in xbar.iter_mut().enumerate() {
-                        *v -= dx[i][k] * gamma[i];
+                        *v -= dx(i, k) * g;
                     }
                     for (k, v) in fbar.iter_mut().enumerate() {
-                        *v -= df[i][k] * gamma[i];
+                        *v -= df(i, k) * g;
                     }
                 }
             }

@@ -50,9 +50,8 @@ pub fn davidson<T: Scalar>(
         "more bands ({nb}) than plane waves ({n_global})"
     );
     let max_dim = (dim_factor.max(2) * nb).min(n_global).max(nb);
-    let mut s = Space::new(op.dim(), nb, max_dim);
-    s.v.as_mut().subcols_mut(0, nb).copy_from(&x0);
-    drop(x0);
+    assert_eq!(x0.nrows(), op.dim(), "starting vectors of the wrong length");
+    let mut s = Space::new(x0, max_dim);
     s.orthonormalize_start(op);
     op.apply(
         s.v.as_ref().subcols(0, nb),
@@ -140,11 +139,17 @@ struct Space<T: Scalar> {
 }
 
 impl<T: Scalar> Space<T> {
-    fn new(n: usize, nb: usize, max_dim: usize) -> Self {
+    /// The space with `x0` in its first columns. `x0` is released before the other blocks are
+    /// allocated, so the caller's bands never coexist with the whole workspace.
+    fn new(x0: Mat<T>, max_dim: usize) -> Self {
+        let (n, nb) = (x0.nrows(), x0.ncols());
+        let mut v = Mat::zeros(n, max_dim);
+        v.as_mut().subcols_mut(0, nb).copy_from(&x0);
+        drop(x0);
         Self {
             nb,
             m: 0,
-            v: Mat::zeros(n, max_dim),
+            v,
             av: Mat::zeros(n, max_dim),
             h: Mat::zeros(max_dim, max_dim),
             scratch: Mat::zeros(n, nb),
