@@ -86,7 +86,14 @@ fn predict(s: &Setup, ranks: usize, kg: usize, threads: usize) -> Candidate {
         gvector_ranks: g,
         seconds: (blocks + grid) / speedup(threads, THREAD_EFF) + sum,
         slowest_blocks,
-        memory: memory_per_rank(&s.model, s.basis.ecut, slowest_blocks, s.params.nbands, g),
+        memory: memory_per_rank(
+            &s.model,
+            s.basis.ecut,
+            slowest_blocks,
+            s.params.nbands,
+            g,
+            s.basis.kpoints.first().is_some_and(|k| k.is_gamma_real()),
+        ),
     }
 }
 

@@ -306,6 +306,7 @@ pub fn build_following(
         blocks_per_group,
         nbands,
         layout.gvector_groups,
+        matches!(spec.kpoints, Kpoints::Gamma),
     );
     let available = available_memory();
     let fits = if memory_estimate > 0.8 * available {
@@ -455,19 +456,27 @@ fn read_species(
 }
 
 /// Estimated peak memory of one rank (bytes) holding its share of `blocks` (spin, k) blocks of
-/// `nbands` bands whose plane waves are dealt over `gvector_ranks` ranks (wavefunctions,
-/// eigensolver work blocks, projectors and most density-grid arrays are divided; the
-/// distributed transforms add their exchange buffers).
+/// `nbands` bands whose plane waves are dealt over `gvector_ranks` ranks; `gamma_real` when the
+/// bands are real (Γ point: 8 bytes per coefficient instead of 16).
 ///
-/// Calibration: peak RSS of si64_lda_gth_gamma (one rank 485-496 MiB, each of two ranks 385 MiB,
-/// `RAYON_NUM_THREADS=1`), which this gives to within 2%.
+/// Terms: the bands of every block and their projectors, plus one eigensolver workspace
+/// (Davidson: V and A V of `DEFAULT_DIM_FACTOR` x nbands columns and one scratch block), all
+/// divided over the G-vector group; about six density grids' worth of arrays that do not
+/// shrink with the group (whole-sphere arrays, the dense kernels' packing buffers, libraries);
+/// the exchange buffers of the dealt transforms; a fixed base (program, thread stacks).
+///
+/// Calibration (2026-11-23, `RAYON_NUM_THREADS=1`, peak RSS): si64_lda_gth_gamma one rank
+/// 383-419 MiB (this gives 410), two MPI ranks 322-357 MiB each (334); si8_lda_gth_displaced
+/// one rank 63 MiB (70), two k-point groups 63-65 MiB each (59).
 pub fn memory_per_rank(
     model: &Model,
     ecut: f64,
     blocks: usize,
     nbands: usize,
     gvector_ranks: usize,
+    gamma_real: bool,
 ) -> f64 {
+    use crate::eigensolver::davidson::DEFAULT_DIM_FACTOR;
     let npw_est =
         model.crystal.volume * (2.0 * ecut).powf(1.5) / (6.0 * std::f64::consts::PI.powi(2));
     let nproj: f64 = model
@@ -483,18 +492,17 @@ pub fn memory_per_rank(
                 .sum::<f64>()
         })
         .sum();
+    let word = if gamma_real { 8.0 } else { 16.0 };
     let grid_est = 8.0 * 8.0 * npw_est * 16.0;
     let blocks = blocks as f64;
+    let nb = nbands as f64;
     let g = gvector_ranks.max(1) as f64;
-    let local_pw = npw_est / g;
-    // Bands: the eigensolver's blocks at its Rayleigh-Ritz step and the projectors. Grid
-    // arrays: the dealt ones (densities, potentials, mixing history) fall with the G-vector
-    // group; the whole-sphere ones (symmetriser, its gathered sphere) do not. A dealt transform
-    // keeps band-block buffers for its exchanges.
-    let bands = 16.0 * local_pw * (blocks * nbands as f64 * 2.0 + blocks * nproj);
-    let grids = (8.0 / g + 4.0) * grid_est;
-    let buffers = if g > 1.0 { 8.0 * grid_est / g } else { 0.0 };
-    bands + grids + buffers
+    let workspace = (2 * DEFAULT_DIM_FACTOR + 1) as f64 * nb;
+    let bands = word * npw_est / g * (blocks * (nb + nproj) + workspace);
+    let grids = 6.0 * grid_est;
+    let buffers = if g > 1.0 { 4.0 * grid_est / g } else { 0.0 };
+    let base = 24.0 * 1048576.0;
+    bands + grids + buffers + base
 }
 
 /// The layout of `spec.parallel` on `ranks` ranks. What the input leaves out: as many k-point
