@@ -287,77 +287,10 @@ impl<T: Scalar> Space<T> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{
+        check, complex_operator, complex_start as start, real_operator, real_start,
+    };
     use super::*;
-    use num_complex::Complex64;
-    use planewave_linalg::{hermitian_eigen, MatMut};
-
-    /// A diagonally dominant Hermitian matrix with the given diagonal.
-    struct Dense<T: Scalar> {
-        a: Mat<T>,
-        kin: Vec<f64>,
-    }
-    impl<T: Scalar> BlockOperator<T> for Dense<T> {
-        fn dim(&self) -> usize {
-            self.a.nrows()
-        }
-        fn apply(&self, x: MatRef<'_, T>, out: MatMut<'_, T>) {
-            matmul_into(out, self.a.as_ref(), x, false);
-        }
-        fn kinetic(&self) -> &[f64] {
-            &self.kin
-        }
-    }
-
-    /// With `degenerate`, two uncoupled copies of the same matrix (every eigenvalue doubly
-    /// degenerate).
-    fn complex_operator(n: usize, degenerate: bool) -> Dense<Complex64> {
-        let half = n / 2;
-        let idx = |i: usize| if degenerate { i % half } else { i };
-        let kin: Vec<f64> = (0..n).map(|i| 0.5 * idx(i) as f64).collect();
-        let a = Mat::from_fn(n, n, |i, j| {
-            let (p, q) = (idx(i), idx(j));
-            if degenerate && i / half != j / half {
-                Complex64::new(0.0, 0.0)
-            } else if p == q {
-                Complex64::new(kin[i], 0.0)
-            } else {
-                let v = 0.05 / (1.0 + (p as f64 - q as f64).abs());
-                Complex64::new(v, if p < q { 0.3 * v } else { -0.3 * v })
-            }
-        });
-        Dense { a, kin }
-    }
-
-    fn start(n: usize, nb: usize) -> Mat<Complex64> {
-        Mat::from_fn(n, nb, |i, j| {
-            Complex64::new(((i * 7 + j * 13) % 11) as f64 - 5.0, ((i + j) % 3) as f64)
-        })
-    }
-
-    fn check<T: Scalar>(op: &Dense<T>, r: &EigenResult<T>, tol: f64) {
-        let exact = hermitian_eigen(op.a.as_ref()).unwrap();
-        assert!(r.converged, "residuals {:?}", r.residual_norms);
-        for (j, v) in r.values.iter().enumerate() {
-            assert!(
-                (v - exact.values[j]).abs() < tol,
-                "{j}: {v} vs {}",
-                exact.values[j]
-            );
-        }
-        // The returned vectors are orthonormal eigenvectors.
-        let ax = planewave_linalg::matmul(op.a.as_ref(), r.vectors.as_ref());
-        let s = planewave_linalg::overlap(r.vectors.as_ref(), r.vectors.as_ref());
-        for j in 0..r.values.len() {
-            for i in 0..r.values.len() {
-                let want = if i == j { 1.0 } else { 0.0 };
-                assert!((s[(i, j)] - T::from_f64(want)).abs2() < 1e-20);
-            }
-            let res: f64 = (0..op.a.nrows())
-                .map(|i| (ax[(i, j)] - r.vectors[(i, j)].scale(r.values[j])).abs2())
-                .sum();
-            assert!(res.sqrt() < 1e-8, "residual of {j}: {}", res.sqrt());
-        }
-    }
 
     #[test]
     fn finds_lowest_eigenpairs_of_a_dense_hermitian_matrix() {
@@ -386,20 +319,8 @@ mod tests {
 
     #[test]
     fn finds_lowest_eigenpairs_of_a_real_symmetric_matrix() {
-        let n = 90;
-        let kin: Vec<f64> = (0..n).map(|i| 0.3 * i as f64).collect();
-        let a = Mat::from_fn(n, n, |i, j| {
-            if i == j {
-                kin[i]
-            } else {
-                0.04 / (1.0 + (i as f64 - j as f64).abs())
-            }
-        });
-        let x0 = Mat::from_fn(n, 5, |i, j| {
-            (((i * 5 + j * 3) % 7) as f64 - 3.0) + 0.1 * j as f64
-        });
-        let op = Dense { a, kin };
-        let r = davidson(&op, x0, 1e-9, 0, 200, 3);
+        let op = real_operator(90);
+        let r = davidson(&op, real_start(90, 5), 1e-9, 0, 200, 3);
         check(&op, &r, 1e-10);
     }
 

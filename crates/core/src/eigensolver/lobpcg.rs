@@ -291,92 +291,22 @@ fn orthonormality_drift<T: Scalar>(op: &impl BlockOperator<T>, x: MatRef<'_, T>)
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{
+        check, complex_operator, complex_start, real_operator, real_start,
+    };
     use super::*;
-    use num_complex::Complex64;
-    use planewave_linalg::hermitian_eigen;
-
-    /// A diagonal-dominant Hermitian test operator.
-    struct Dense {
-        a: Mat<Complex64>,
-        kin: Vec<f64>,
-    }
-    impl BlockOperator<Complex64> for Dense {
-        fn dim(&self) -> usize {
-            self.a.nrows()
-        }
-        fn apply(&self, x: MatRef<'_, Complex64>, out: MatMut<'_, Complex64>) {
-            matmul_into(out, self.a.as_ref(), x, false);
-        }
-        fn kinetic(&self) -> &[f64] {
-            &self.kin
-        }
-    }
 
     #[test]
     fn finds_lowest_eigenpairs_of_a_dense_hermitian_matrix() {
-        let n = 120;
-        let kin: Vec<f64> = (0..n).map(|i| 0.5 * i as f64).collect();
-        let a = Mat::from_fn(n, n, |i, j| {
-            if i == j {
-                Complex64::new(kin[i], 0.0)
-            } else {
-                let v = 0.05 / (1.0 + (i as f64 - j as f64).abs());
-                Complex64::new(v, if i < j { 0.3 * v } else { -0.3 * v })
-            }
-        });
-        let exact = hermitian_eigen(a.as_ref()).unwrap();
-        let nb = 6;
-        let x0 = Mat::from_fn(n, nb, |i, j| {
-            Complex64::new(((i * 7 + j * 13) % 11) as f64 - 5.0, ((i + j) % 3) as f64)
-        });
-        let op = Dense { a, kin };
-        let r = lobpcg(&op, x0, 1e-9, 200);
-        assert!(r.converged, "residuals {:?}", r.residual_norms);
-        for j in 0..nb {
-            assert!(
-                (r.values[j] - exact.values[j]).abs() < 1e-10,
-                "{j}: {} vs {}",
-                r.values[j],
-                exact.values[j]
-            );
-        }
-    }
-
-    struct DenseReal {
-        a: Mat<f64>,
-        kin: Vec<f64>,
-    }
-    impl BlockOperator<f64> for DenseReal {
-        fn dim(&self) -> usize {
-            self.a.nrows()
-        }
-        fn apply(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) {
-            matmul_into(out, self.a.as_ref(), x, false);
-        }
-        fn kinetic(&self) -> &[f64] {
-            &self.kin
-        }
+        let op = complex_operator(120, false);
+        let r = lobpcg(&op, complex_start(120, 6), 1e-9, 200);
+        check(&op, &r, 1e-10);
     }
 
     #[test]
     fn finds_lowest_eigenpairs_of_a_real_symmetric_matrix() {
-        let n = 90;
-        let kin: Vec<f64> = (0..n).map(|i| 0.3 * i as f64).collect();
-        let a = Mat::from_fn(n, n, |i, j| {
-            if i == j {
-                kin[i]
-            } else {
-                0.04 / (1.0 + (i as f64 - j as f64).abs())
-            }
-        });
-        let exact = hermitian_eigen(a.as_ref()).unwrap();
-        let x0 = Mat::from_fn(n, 5, |i, j| {
-            (((i * 5 + j * 3) % 7) as f64 - 3.0) + 0.1 * j as f64
-        });
-        let r = lobpcg(&DenseReal { a, kin }, x0, 1e-9, 200);
-        assert!(r.converged);
-        for j in 0..5 {
-            assert!((r.values[j] - exact.values[j]).abs() < 1e-10);
-        }
+        let op = real_operator(90);
+        let r = lobpcg(&op, real_start(90, 5), 1e-9, 200);
+        check(&op, &r, 1e-10);
     }
 }

@@ -14,6 +14,8 @@
 mod block;
 pub mod davidson;
 pub mod lobpcg;
+#[cfg(test)]
+mod testing;
 
 pub use block::orthonormalize;
 
