@@ -357,14 +357,15 @@ pub fn build_following(
         mixing_depth: spec.scf.mixing.depth,
         kerker_q0: spec.scf.mixing.kerker_q0,
         seed: spec.scf.seed,
-        eigensolver: Eigensolver::from_name(&spec.scf.eigensolver).ok_or_else(|| {
-            err(
-                &spec,
-                "scf.eigensolver",
-                format!("unknown eigensolver \"{}\"", spec.scf.eigensolver),
-                "use \"davidson\" or \"lobpcg\"",
-            )
-        })?,
+        eigensolver: Eigensolver::from_name(&spec.scf.eigensolver, spec.scf.davidson_dim)
+            .ok_or_else(|| {
+                err(
+                    &spec,
+                    "scf.eigensolver",
+                    format!("unknown eigensolver \"{}\"", spec.scf.eigensolver),
+                    "use \"davidson\" or \"lobpcg\"",
+                )
+            })?,
     };
     Ok(Setup {
         nk_full: kfull.len(),
@@ -460,7 +461,8 @@ fn read_species(
 /// bands are real (Γ point: 8 bytes per coefficient instead of 16).
 ///
 /// Terms: the bands of every block and their projectors, plus one eigensolver workspace
-/// (Davidson: V and A V of `DEFAULT_DIM_FACTOR` x nbands columns and one scratch block), all
+/// (Davidson with its default space: V and A V of `DEFAULT_DIM_FACTOR` x nbands columns and one
+/// scratch block; each unit of `davidson_dim` above or below adds or saves two band blocks), all
 /// divided over the G-vector group; about six density grids' worth of arrays that do not
 /// shrink with the group (whole-sphere arrays, the dense kernels' packing buffers, libraries);
 /// the exchange buffers of the dealt transforms; a fixed base (program, thread stacks).

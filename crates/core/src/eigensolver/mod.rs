@@ -39,12 +39,13 @@ pub enum Eigensolver {
 }
 
 impl Eigensolver {
-    /// The solver an input names (`"lobpcg"` or `"davidson"`); None for anything else.
-    pub fn from_name(name: &str) -> Option<Self> {
+    /// The solver an input names (`"lobpcg"` or `"davidson"`, the latter with a search space
+    /// of `davidson_dim` times the bands); None for anything else.
+    pub fn from_name(name: &str, davidson_dim: usize) -> Option<Self> {
         match name {
             "lobpcg" => Some(Self::Lobpcg),
             "davidson" => Some(Self::Davidson {
-                dim_factor: davidson::DEFAULT_DIM_FACTOR,
+                dim_factor: davidson_dim,
             }),
             _ => None,
         }

@@ -64,6 +64,7 @@
 //! max_iterations = 100
 //! mixing = { beta = 0.7, depth = 8, kerker_q0 = 0.8 }  # kerker_q0 in 1/bohr (0 = no Kerker)
 //! eigensolver = "davidson"  # davidson | lobpcg
+//! davidson_dim = 3        # Davidson search space / bands (QE diago_david_ndim), 2..=8
 //! seed = 42
 //!
 //! [properties]            # what follows the SCF; defaults shown
@@ -263,6 +264,9 @@ pub struct ScfSpec {
     pub mixing: MixingSpec,
     /// `"davidson"` (default; block Davidson, QE's default) or `"lobpcg"`.
     pub eigensolver: String,
+    /// Davidson's search space in multiples of the bands (QE `diago_david_ndim`; default 3,
+    /// at least 2).
+    pub davidson_dim: usize,
     /// Seed for random initial wavefunctions (default 42).
     pub seed: u64,
 }
@@ -381,8 +385,21 @@ impl Default for ScfSpec {
             max_iterations: 100,
             mixing: MixingSpec::default(),
             eigensolver: "davidson".to_string(),
+            davidson_dim: crate::eigensolver::davidson::DEFAULT_DIM_FACTOR,
             seed: 42,
         }
+    }
+}
+
+/// The Davidson search-space factor `n` (QE `diago_david_ndim`, TOML `scf.davidson_dim`),
+/// checked: 2 to 8 (below 2 there is no room for new directions; above 8 the workspace costs
+/// more memory than it saves iterations).
+fn davidson_dim(n: i64) -> Result<usize, String> {
+    match usize::try_from(n) {
+        Ok(d @ 2..=8) => Ok(d),
+        _ => Err(format!(
+            "the Davidson search space must be 2 to 8 times the bands, got {n}"
+        )),
     }
 }
 

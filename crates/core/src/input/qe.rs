@@ -25,7 +25,8 @@
 //! * `mixing_beta`, `mixing_ndim`, `electron_maxstep`; `mixing_mode` must be plain
 //!   (planewave's Kerker preconditioner with its default q0 is used regardless).
 //! * `diagonalization`: david, rmm-davidson -> davidson; cg, ppcg, paro, rmm-paro ->
-//!   lobpcg; absent -> davidson (QE's default too).
+//!   lobpcg; absent -> davidson (QE's default too). `diago_david_ndim` -> the Davidson
+//!   search space (planewave's default is 3, QE's 2).
 //! * `pseudo_dir` relative to the input file's folder (default: that folder).
 //! * `calculation` 'scf' | 'relax' | 'vc-relax' (the last two run a relaxation);
 //!   `tprnfor`, `tstress` (forces are always computed; stress with tstress or vc-relax);
@@ -35,7 +36,7 @@
 //!   outdir, wfcdir, disk_io, verbosity, restart_mode='from_scratch'
 //!   (only), wf_collect, iprint, max_seconds, etot_conv_thr,
 //!   lkpoint_dir, title, startingwfc (not 'file'), startingpot (not 'file'),
-//!   scf_must_converge, diago_full_acc, diago_david_ndim, and &ions/&cell keys
+//!   scf_must_converge, diago_full_acc, and &ions/&cell keys
 //!   that only matter for relaxations.
 //! * Any other key is an error naming it; hybrid-functional keys get a specific one.
 //! * ibrav 0 (CELL_PARAMETERS bohr | angstrom | alat), 1 (sc), 2 (fcc), 3 (bcc) with
@@ -922,7 +923,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         }
     }
     if let Some(e) = get("diago_david_ndim") {
-        v.int(e)?;
+        scf.davidson_dim = super::davidson_dim(v.int(e)?).map_err(|msg| v.err(e, msg))?;
     }
 
     // Cards
@@ -1424,6 +1425,20 @@ K_POINTS automatic
     /// Parses, expecting an error whose key and message contain the given parts.
     fn fails(text: &str, key: &str, msg: &str) -> InputError {
         super::super::expect_error(p(text), key, msg)
+    }
+
+    #[test]
+    fn diago_david_ndim_sets_the_davidson_space() {
+        let with = |n: &str| {
+            SI2.replace(
+                "diagonalization='david'",
+                &format!("diagonalization='david', diago_david_ndim={n}"),
+            )
+        };
+        assert_eq!(p(SI2).unwrap().scf.davidson_dim, 3);
+        assert_eq!(p(&with("4")).unwrap().scf.davidson_dim, 4);
+        fails(&with("1"), "diago_david_ndim", "2 to 8 times the bands");
+        fails(&with("40"), "diago_david_ndim", "got 40");
     }
 
     #[test]

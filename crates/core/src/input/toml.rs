@@ -116,6 +116,7 @@ struct TomlScf {
     max_iterations: Option<Spanned<i64>>,
     mixing: Option<Spanned<TomlMixing>>,
     eigensolver: Option<Spanned<String>>,
+    davidson_dim: Option<Spanned<i64>>,
     seed: Option<u64>,
 }
 
@@ -173,6 +174,7 @@ const TABLES: &[(&str, &[&str])] = &[
             "max_iterations",
             "mixing",
             "eigensolver",
+            "davidson_dim",
             "seed",
         ],
     ),
@@ -931,6 +933,10 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
                 }
             };
         }
+        if let Some(v) = &s.davidson_dim {
+            scf.davidson_dim = super::davidson_dim(*v.get_ref())
+                .or_else(|msg| ctx.err("scf.davidson_dim", Some(v.span()), msg))?;
+        }
         if let Some(seed) = s.seed {
             scf.seed = seed;
         }
@@ -1425,6 +1431,14 @@ nbands = 2
             &super::super::parse_qe_str(super::super::qe::tests::H1, Path::new("/q/pw.in"))
                 .unwrap(),
         );
+    }
+
+    #[test]
+    fn davidson_dim_is_read_and_checked() {
+        let with = |n: &str| SI_TOML.replace("[scf]", &format!("[scf]\ndavidson_dim = {n}"));
+        assert_eq!(p(&with("2")).unwrap().scf.davidson_dim, 2);
+        fails(&with("1"), "scf.davidson_dim", "2 to 8 times the bands");
+        fails(&with("-3"), "scf.davidson_dim", "got -3");
     }
 
     #[test]
