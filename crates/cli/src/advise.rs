@@ -23,6 +23,7 @@
 //! `GVECTOR_EFF` from si64_lda_gth_gamma at 2 MPI ranks × 1 thread against 1 × 1 with the
 //! density grid dealt too (t_iter 2.186 s vs 4.337 s: a speed-up of 1.98).
 
+use planewave_core::input::Kpoints;
 use planewave_core::parallel::deal_by_cost;
 use planewave_core::setup::{memory_per_rank, Setup};
 use std::fmt::Write;
@@ -92,7 +93,8 @@ fn predict(s: &Setup, ranks: usize, kg: usize, threads: usize) -> Candidate {
             slowest_blocks,
             s.params.nbands,
             g,
-            s.basis.kpoints.first().is_some_and(|k| k.is_gamma_real()),
+            matches!(s.spec.kpoints, Kpoints::Gamma),
+            s.params.eigensolver,
         ),
     }
 }

@@ -300,6 +300,15 @@ pub fn build_following(
         },
     )?;
     let blocks_per_group = (kpoints.len() * nspin).div_ceil(layout.kpoint_groups);
+    let eigensolver = Eigensolver::from_name(&spec.scf.eigensolver, spec.scf.davidson_dim)
+        .ok_or_else(|| {
+            err(
+                &spec,
+                "scf.eigensolver",
+                format!("unknown eigensolver \"{}\"", spec.scf.eigensolver),
+                "use \"davidson\" or \"lobpcg\"",
+            )
+        })?;
     let memory_estimate = memory_per_rank(
         &model,
         spec.ecut,
@@ -307,6 +316,7 @@ pub fn build_following(
         nbands,
         layout.gvector_groups,
         matches!(spec.kpoints, Kpoints::Gamma),
+        eigensolver,
     );
     let available = available_memory();
     let fits = if memory_estimate > 0.8 * available {
@@ -357,15 +367,7 @@ pub fn build_following(
         mixing_depth: spec.scf.mixing.depth,
         kerker_q0: spec.scf.mixing.kerker_q0,
         seed: spec.scf.seed,
-        eigensolver: Eigensolver::from_name(&spec.scf.eigensolver, spec.scf.davidson_dim)
-            .ok_or_else(|| {
-                err(
-                    &spec,
-                    "scf.eigensolver",
-                    format!("unknown eigensolver \"{}\"", spec.scf.eigensolver),
-                    "use \"davidson\" or \"lobpcg\"",
-                )
-            })?,
+        eigensolver,
     };
     Ok(Setup {
         nk_full: kfull.len(),
@@ -460,9 +462,8 @@ fn read_species(
 /// `nbands` bands whose plane waves are dealt over `gvector_ranks` ranks; `gamma_real` when the
 /// bands are real (Γ point: 8 bytes per coefficient instead of 16).
 ///
-/// Terms: the bands of every block and their projectors, plus one eigensolver workspace
-/// (Davidson with its default space: V and A V of `DEFAULT_DIM_FACTOR` x nbands columns and one
-/// scratch block; each unit of `davidson_dim` above or below adds or saves two band blocks), all
+/// Terms: the bands of every block and their projectors, plus one workspace of `eigensolver`
+/// ([`Eigensolver::workspace_blocks`] blocks of nbands vectors), all
 /// divided over the G-vector group; about six density grids' worth of arrays that do not
 /// shrink with the group (whole-sphere arrays, the dense kernels' packing buffers, libraries);
 /// the exchange buffers of the dealt transforms; a fixed base (program, thread stacks).
@@ -477,8 +478,8 @@ pub fn memory_per_rank(
     nbands: usize,
     gvector_ranks: usize,
     gamma_real: bool,
+    eigensolver: Eigensolver,
 ) -> f64 {
-    use crate::eigensolver::davidson::DEFAULT_DIM_FACTOR;
     let npw_est =
         model.crystal.volume * (2.0 * ecut).powf(1.5) / (6.0 * std::f64::consts::PI.powi(2));
     let nproj: f64 = model
@@ -499,7 +500,7 @@ pub fn memory_per_rank(
     let blocks = blocks as f64;
     let nb = nbands as f64;
     let g = gvector_ranks.max(1) as f64;
-    let workspace = (2 * DEFAULT_DIM_FACTOR + 1) as f64 * nb;
+    let workspace = eigensolver.workspace_blocks() as f64 * nb;
     let bands = word * npw_est / g * (blocks * (nb + nproj) + workspace);
     let grids = 6.0 * grid_est;
     let buffers = if g > 1.0 { 4.0 * grid_est / g } else { 0.0 };

@@ -3,7 +3,7 @@
 //! and canonical orthonormalisation.
 
 use super::BlockOperator;
-use planewave_linalg::{matmul, overlap, Mat, MatMut, MatRef, Scalar};
+use planewave_linalg::{matmul, matmul_into, overlap, Mat, MatMut, MatRef, Scalar};
 
 /// `a^H b` over all rows: the local overlap completed over the ranks holding other rows.
 pub(super) fn gram<T: Scalar>(
@@ -96,4 +96,36 @@ pub(super) fn canonical_transform<T: Scalar>(
 pub fn orthonormalize<T: Scalar>(op: &impl BlockOperator<T>, x: MatRef<'_, T>) -> Option<Mat<T>> {
     let t = canonical_transform(op, x, 1e-12)?;
     (t.ncols() == x.ncols()).then(|| matmul(x, t.as_ref()))
+}
+
+/// `blk[:, start..start + k] = blk[:, start..start + t.nrows()] t` with `k = t.ncols()`, through
+/// the first k columns of `scratch` (which must have as many rows as `blk` and k columns).
+pub(super) fn multiply_cols_in_place<T: Scalar>(
+    blk: &mut Mat<T>,
+    start: usize,
+    t: MatRef<'_, T>,
+    scratch: &mut Mat<T>,
+) {
+    let k = t.ncols();
+    let mut tmp = scratch.as_mut().subcols_mut(0, k);
+    matmul_into(
+        tmp.as_mut(),
+        blk.as_ref().subcols(start, t.nrows()),
+        t,
+        false,
+    );
+    blk.as_mut().subcols_mut(start, k).copy_from(tmp.as_ref());
+}
+
+/// `blk[:, split..split + c.ncols()] -= blk[:, ..split] c` (removing the components along the
+/// first `split` columns, whose overlaps with the others are `c`).
+pub(super) fn subtract_projection<T: Scalar>(blk: &mut Mat<T>, split: usize, c: MatRef<'_, T>) {
+    let minus_c = Mat::from_fn(c.nrows(), c.ncols(), |i, j| -c[(i, j)]);
+    let (head, rest) = blk.as_mut().split_at_col_mut(split);
+    matmul_into(
+        rest.subcols_mut(0, c.ncols()),
+        head.as_ref(),
+        minus_c.as_ref(),
+        true,
+    );
 }

@@ -17,7 +17,10 @@
 //! Memory: V and AV (`max_dim` columns each) and one scratch block of nb columns; nothing is
 //! allocated per iteration but small matrices.
 
-use super::block::{canonical_transform, column_norms2, gram, hermitian_part};
+use super::block::{
+    canonical_transform, column_norms2, gram, hermitian_part, multiply_cols_in_place,
+    subtract_projection,
+};
 use super::{BlockOperator, EigenResult};
 use planewave_linalg::{matmul_into, Mat, MatRef, Scalar};
 
@@ -69,11 +72,12 @@ pub fn davidson<T: Scalar>(
     let mut resid = vec![f64::INFINITY; nb];
     let mut n_active = nb;
     let mut iterations = 0;
-    let (theta, c) = loop {
-        let (theta, c) = s.ritz(op);
+    let (mut theta, mut c) = s.ritz(op);
+    loop {
         if s.m + n_active > max_dim && s.m > nb {
+            // The Ritz vectors become the space: their coefficients are the identity.
             s.restart(&theta, c.as_ref());
-            continue;
+            c = Mat::from_fn(nb, nb, |i, j| T::from_f64(if i == j { 1.0 } else { 0.0 }));
         }
         s.residuals(&theta, c.as_ref());
         for (rj, n2) in resid
@@ -87,22 +91,22 @@ pub fn davidson<T: Scalar>(
             // A warm start inside an SCF must still respond to the new potential.
             active = (0..nb).filter(|&j| resid[j] > 0.01 * tol).collect();
         }
+        n_active = active.len();
         let room = max_dim - s.m;
-        if active.len() > room && s.m > nb {
-            // More bands woke up than fit: restart now (the residuals are recomputed, cheaply).
-            s.restart(&theta, c.as_ref());
+        if n_active > room && s.m > nb {
+            // More bands woke up than fit: restart (at the top) and recompute the residuals.
             continue;
         }
         // Only when the space cannot hold 2 nb vectors (tiny bases): work on what fits.
         active.truncate(room);
         n_active = active.len();
         if active.is_empty() || iterations >= maxiter {
-            break (theta, c);
+            break;
         }
         iterations += 1;
         s.precondition(&diag, &theta, &active);
         let Some(added) = s.orthonormalize_new(op, n_active) else {
-            break (theta, c);
+            break;
         };
         let m = s.m;
         {
@@ -114,7 +118,8 @@ pub fn davidson<T: Scalar>(
         }
         n_applications += added;
         s.extend_reduced(op, added);
-    };
+        (theta, c) = s.ritz(op);
+    }
     let vectors = s.into_ritz_vectors(c.as_ref());
     let converged = resid.iter().all(|&r| r <= tol);
     EigenResult {
@@ -165,13 +170,7 @@ impl<T: Scalar> Space<T> {
             return;
         };
         if t.ncols() == nb {
-            matmul_into(
-                self.scratch.as_mut(),
-                self.v.as_ref().subcols(0, nb),
-                t.as_ref(),
-                false,
-            );
-            self.v.as_mut().subcols_mut(0, nb).copy_from(&self.scratch);
+            multiply_cols_in_place(&mut self.v, 0, t.as_ref(), &mut self.scratch);
         }
     }
 
@@ -188,10 +187,9 @@ impl<T: Scalar> Space<T> {
 
     /// Restart from the Ritz vectors: `V <- V C`, `AV <- AV C`, `h <- diag(theta)`, m = nb.
     fn restart(&mut self, theta: &[f64], c: MatRef<'_, T>) {
-        let (nb, m) = (self.nb, self.m);
+        let nb = self.nb;
         for blk in [&mut self.v, &mut self.av] {
-            matmul_into(self.scratch.as_mut(), blk.as_ref().subcols(0, m), c, false);
-            blk.as_mut().subcols_mut(0, nb).copy_from(&self.scratch);
+            multiply_cols_in_place(blk, 0, c, &mut self.scratch);
         }
         let mut h = self.h.as_mut().submatrix_mut(0, 0, nb, nb);
         for j in 0..nb {
@@ -234,24 +232,17 @@ impl<T: Scalar> Space<T> {
     fn orthonormalize_new(&mut self, op: &impl BlockOperator<T>, na: usize) -> Option<usize> {
         let m = self.m;
         for _ in 0..2 {
-            let (v, mut rest) = self.v.as_mut().split_at_col_mut(m);
-            let w = rest.as_mut().subcols_mut(0, na);
-            let c = gram(op, v.as_ref(), w.as_ref());
-            let minus_c = Mat::from_fn(c.nrows(), c.ncols(), |i, j| -c[(i, j)]);
-            matmul_into(w, v.as_ref(), minus_c.as_ref(), true);
+            let c = gram(
+                op,
+                self.v.as_ref().subcols(0, m),
+                self.v.as_ref().subcols(m, na),
+            );
+            subtract_projection(&mut self.v, m, c.as_ref());
         }
         let t = canonical_transform(op, self.v.as_ref().subcols(m, na), DEPENDENCE_TOL)?;
         // kept <= na <= nb: the product fits the scratch block.
-        let kept = t.ncols();
-        let mut tmp = self.scratch.as_mut().subcols_mut(0, kept);
-        matmul_into(
-            tmp.as_mut(),
-            self.v.as_ref().subcols(m, na),
-            t.as_ref(),
-            false,
-        );
-        self.v.as_mut().subcols_mut(m, kept).copy_from(tmp.as_ref());
-        Some(kept)
+        multiply_cols_in_place(&mut self.v, m, t.as_ref(), &mut self.scratch);
+        Some(t.ncols())
     }
 
     /// Extend the reduced matrix by the `added` columns after the first m: `h[:, m..] = V^H AW`,

@@ -10,7 +10,10 @@
 //! Memory: one `Workspace` per call holds [X, W, P], its image and a scratch block (8 blocks
 //! of nb bands); the iterations work inside it and allocate no band block.
 
-use super::block::{canonical_transform, column_norms2, gram, hermitian_part, orthonormalize};
+use super::block::{
+    canonical_transform, column_norms2, gram, hermitian_part, multiply_cols_in_place,
+    orthonormalize, subtract_projection,
+};
 use super::{BlockOperator, EigenResult};
 use planewave_linalg::{matmul_into, Mat, MatMut, MatRef, Scalar};
 
@@ -93,7 +96,7 @@ pub fn lobpcg_with_min<T: Scalar>(
         // Orthogonalise Z against X (twice), tracking A Z consistently: Z -= X C, AZ -= AX C.
         for _ in 0..2 {
             let c = gram(op, ws.x(), ws.y.as_ref().subcols(nb, mz));
-            ws.project_out_x(c.as_ref(), mz);
+            ws.project_out_x(c.as_ref());
         }
         // Canonical orthonormalisation of Z.
         let Some(t) = canonical_transform(op, ws.y.as_ref().subcols(nb, mz), DEPENDENCE_TOL) else {
@@ -187,11 +190,8 @@ impl<T: Scalar> Workspace<T> {
 
     /// `X <- X C`, `AX <- AX C` (C is nb x nb), through the scratch block.
     fn rotate_x(&mut self, c: MatRef<'_, T>) {
-        let nb = self.nb;
         for blk in [&mut self.y, &mut self.ay] {
-            let mut tmp = self.s.as_mut().subcols_mut(0, nb);
-            matmul_into(tmp.as_mut(), blk.as_ref().subcols(0, nb), c, false);
-            blk.as_mut().subcols_mut(0, nb).copy_from(tmp.as_ref());
+            multiply_cols_in_place(blk, 0, c, &mut self.s);
         }
     }
 
@@ -239,23 +239,17 @@ impl<T: Scalar> Workspace<T> {
         }
     }
 
-    /// `Z -= X C`, `AZ -= AX C` for the `mz` columns of Z after X.
-    fn project_out_x(&mut self, c: MatRef<'_, T>, mz: usize) {
-        let nb = self.nb;
-        let minus_c = Mat::from_fn(c.nrows(), c.ncols(), |i, j| -c[(i, j)]);
+    /// `Z -= X C`, `AZ -= AX C` for the columns of Z after X (as many as C has).
+    fn project_out_x(&mut self, c: MatRef<'_, T>) {
         for blk in [&mut self.y, &mut self.ay] {
-            let (x, rest) = blk.as_mut().split_at_col_mut(nb);
-            matmul_into(rest.subcols_mut(0, mz), x.as_ref(), minus_c.as_ref(), true);
+            subtract_projection(blk, self.nb, c);
         }
     }
 
     /// `Z <- Z T`, `AZ <- AZ T` (T is mz x mz'), through the scratch block.
     fn transform_z(&mut self, t: MatRef<'_, T>) {
-        let (nb, mz, mz2) = (self.nb, t.nrows(), t.ncols());
         for blk in [&mut self.y, &mut self.ay] {
-            let mut tmp = self.s.as_mut().subcols_mut(0, mz2);
-            matmul_into(tmp.as_mut(), blk.as_ref().subcols(nb, mz), t, false);
-            blk.as_mut().subcols_mut(nb, mz2).copy_from(tmp.as_ref());
+            multiply_cols_in_place(blk, self.nb, t, &mut self.s);
         }
     }
 

@@ -51,6 +51,16 @@ impl Eigensolver {
         }
     }
 
+    /// Blocks of nbands vectors the solver holds while it works (besides the caller's bands):
+    /// Davidson V and A V of `dim_factor` blocks each and a scratch block; LOBPCG [X|W|P], its
+    /// image and a 2-block scratch.
+    pub fn workspace_blocks(self) -> usize {
+        match self {
+            Self::Lobpcg => 8,
+            Self::Davidson { dim_factor } => 2 * dim_factor + 1,
+        }
+    }
+
     /// Lowest `ncols(x0)` eigenpairs of `op` to residual norm `tol` within `maxiter`
     /// iterations, at least `min_iterations` on bands above `tol / 100`.
     pub fn solve<T: Scalar>(
