@@ -22,9 +22,11 @@ pub(super) fn column_norms2<T: Scalar>(
 ) -> Vec<f64> {
     let mut out: Vec<f64> = (0..x.ncols())
         .map(|j| {
-            (0..x.nrows())
-                .map(|i| x[(i, j)].abs2() * w.map_or(1.0, |w| w[i]))
-                .sum()
+            let col = x.col(j);
+            match w {
+                None => col.iter().map(|v| v.abs2()).sum(),
+                Some(w) => col.iter().zip(w).map(|(v, w)| v.abs2() * w).sum(),
+            }
         })
         .collect();
     op.sum_rows(&mut out);

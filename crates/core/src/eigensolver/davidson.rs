@@ -70,6 +70,9 @@ pub fn davidson<T: Scalar>(
     s.h.as_mut().submatrix_mut(0, 0, nb, nb).copy_from(&h0);
     let diag = op.diagonal();
     let mut resid = vec![f64::INFINITY; nb];
+    // Bands whose residual has met `tol` are locked (QE's `conv`): their residuals are not
+    // recomputed, which halves the dense work of the late iterations.
+    let mut locked = vec![false; nb];
     let mut n_active = nb;
     let mut iterations = 0;
     let (mut theta, mut c) = s.ritz(op);
@@ -79,17 +82,32 @@ pub fn davidson<T: Scalar>(
             s.restart(&theta, c.as_ref());
             c = Mat::from_fn(nb, nb, |i, j| T::from_f64(if i == j { 1.0 } else { 0.0 }));
         }
-        s.residuals(&theta, c.as_ref());
-        for (rj, n2) in resid
-            .iter_mut()
-            .zip(column_norms2(op, s.scratch.as_ref(), None))
-        {
-            *rj = n2.sqrt();
+        // Residuals of the unlocked bands, in this order in the scratch block.
+        let open: Vec<usize> = (0..nb).filter(|&j| !locked[j]).collect();
+        s.residuals(&theta, c.as_ref(), &open);
+        let norms2 = column_norms2(op, s.scratch.as_ref().subcols(0, open.len()), None);
+        for (&j, n2) in open.iter().zip(norms2) {
+            resid[j] = n2.sqrt();
+            locked[j] = resid[j] <= tol;
         }
-        let mut active: Vec<usize> = (0..nb).filter(|&j| resid[j] > tol).collect();
+        // (column in the scratch block, band) of the bands that get a new direction.
+        let mut active: Vec<(usize, usize)> = open
+            .iter()
+            .enumerate()
+            .filter(|&(_, &j)| !locked[j])
+            .map(|(k, &j)| (k, j))
+            .collect();
         if active.is_empty() && iterations < min_iterations {
             // A warm start inside an SCF must still respond to the new potential.
-            active = (0..nb).filter(|&j| resid[j] > 0.01 * tol).collect();
+            active = open
+                .iter()
+                .enumerate()
+                .filter(|&(_, &j)| resid[j] > 0.01 * tol)
+                .map(|(k, &j)| (k, j))
+                .collect();
+            for &(_, j) in &active {
+                locked[j] = false;
+            }
         }
         n_active = active.len();
         let room = max_dim - s.m;
@@ -121,7 +139,7 @@ pub fn davidson<T: Scalar>(
         (theta, c) = s.ritz(op);
     }
     let vectors = s.into_ritz_vectors(c.as_ref());
-    let converged = resid.iter().all(|&r| r <= tol);
+    let converged = locked.iter().all(|&l| l);
     EigenResult {
         values: theta,
         vectors,
@@ -200,12 +218,19 @@ impl<T: Scalar> Space<T> {
         self.m = nb;
     }
 
-    /// Residuals of every band into the scratch block: `R = AV C - V C diag(theta)`.
-    fn residuals(&mut self, theta: &[f64], c: MatRef<'_, T>) {
+    /// Residuals of the bands `which` into the first columns of the scratch block:
+    /// `R = AV C_w - V C_w diag(theta_w)`.
+    fn residuals(&mut self, theta: &[f64], c: MatRef<'_, T>, which: &[usize]) {
         let m = self.m;
-        let minus_c_theta = Mat::from_fn(m, self.nb, |i, j| -c[(i, j)].scale(theta[j]));
-        let mut r = self.scratch.as_mut();
-        matmul_into(r.as_mut(), self.av.as_ref().subcols(0, m), c, false);
+        let cw = Mat::from_fn(m, which.len(), |i, k| c[(i, which[k])]);
+        let minus_c_theta = Mat::from_fn(m, which.len(), |i, k| -cw[(i, k)].scale(theta[which[k]]));
+        let mut r = self.scratch.as_mut().subcols_mut(0, which.len());
+        matmul_into(
+            r.as_mut(),
+            self.av.as_ref().subcols(0, m),
+            cw.as_ref(),
+            false,
+        );
         matmul_into(
             r,
             self.v.as_ref().subcols(0, m),
@@ -214,15 +239,17 @@ impl<T: Scalar> Space<T> {
         );
     }
 
-    /// The preconditioned residuals of the `active` bands into columns `m..` of V.
-    fn precondition(&mut self, diag: &[f64], theta: &[f64], active: &[usize]) {
+    /// The preconditioned residuals of the `active` bands (scratch column, band) into columns
+    /// `m..` of V.
+    fn precondition(&mut self, diag: &[f64], theta: &[f64], active: &[(usize, usize)]) {
         let m = self.m;
-        let mut w = self.v.as_mut().subcols_mut(m, active.len());
-        for (col, &j) in active.iter().enumerate() {
-            for (i, &hd) in diag.iter().enumerate() {
+        for (col, &(k, j)) in active.iter().enumerate() {
+            let r = self.scratch.col_as_slice(k);
+            let w = self.v.col_as_slice_mut(m + col);
+            for ((w, &r), &hd) in w.iter_mut().zip(r).zip(diag) {
                 let x = hd - theta[j];
                 let d = 0.5 * (1.0 + x + (1.0 + (x - 1.0) * (x - 1.0)).sqrt());
-                w[(i, col)] = self.scratch[(i, j)].scale(1.0 / d);
+                *w = r.scale(1.0 / d);
             }
         }
     }
