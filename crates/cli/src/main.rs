@@ -13,6 +13,7 @@
 
 mod advise;
 mod launch;
+mod heap;
 mod report;
 
 use clap::{Parser, Subcommand};
@@ -195,6 +196,7 @@ enum BenchCommand {
 }
 
 fn main() -> ExitCode {
+    heap::return_large_blocks();
     let launch = planewave_comm::foreign_launcher_ranks();
     if let Some(l) = &launch {
         if !cfg!(feature = "mpi") {

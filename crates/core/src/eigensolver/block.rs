@@ -100,23 +100,25 @@ pub fn orthonormalize<T: Scalar>(op: &impl BlockOperator<T>, x: MatRef<'_, T>) -
     (t.ncols() == x.ncols()).then(|| matmul(x, t.as_ref()))
 }
 
-/// `blk[:, start..start + k] = blk[:, start..start + t.nrows()] t` with `k = t.ncols()`, through
-/// the first k columns of `scratch` (which must have as many rows as `blk` and k columns).
-pub(super) fn multiply_cols_in_place<T: Scalar>(
-    blk: &mut Mat<T>,
-    start: usize,
-    t: MatRef<'_, T>,
-    scratch: &mut Mat<T>,
-) {
-    let k = t.ncols();
-    let mut tmp = scratch.as_mut().subcols_mut(0, k);
-    matmul_into(
-        tmp.as_mut(),
-        blk.as_ref().subcols(start, t.nrows()),
-        t,
-        false,
-    );
-    blk.as_mut().subcols_mut(start, k).copy_from(tmp.as_ref());
+/// Rows per block of [`multiply_cols_in_place`]: its temporary is `ROW_BLOCK x k`.
+const ROW_BLOCK: usize = 1024;
+
+/// `blk[:, start..start + k] = blk[:, start..start + t.nrows()] t` with `k = t.ncols() <=
+/// t.nrows()`, in place: block of rows by block of rows through a `ROW_BLOCK x k` temporary
+/// (rows are independent in this product), so no n-row scratch is needed.
+pub(super) fn multiply_cols_in_place<T: Scalar>(blk: &mut Mat<T>, start: usize, t: MatRef<'_, T>) {
+    let (n, k) = (blk.nrows(), t.ncols());
+    debug_assert!(k <= t.nrows());
+    let mut tmp = Mat::<T>::zeros(ROW_BLOCK.min(n), k);
+    for r0 in (0..n).step_by(ROW_BLOCK) {
+        let rows = ROW_BLOCK.min(n - r0);
+        let mut tmp = tmp.as_mut().subrows_mut(0, rows);
+        let src = blk.as_ref().submatrix(r0, start, rows, t.nrows());
+        matmul_into(tmp.as_mut(), src, t, false);
+        blk.as_mut()
+            .submatrix_mut(r0, start, rows, k)
+            .copy_from(tmp.as_ref());
+    }
 }
 
 /// `blk[:, split..split + c.ncols()] -= blk[:, ..split] c` (removing the components along the

@@ -14,15 +14,16 @@
 //! Preconditioner (QE's `g_psi`): `W = R / d`, `d = (1 + x + sqrt(1 + (x - 1)^2)) / 2` with
 //! `x = h_diag - theta`, `h_diag` the operator's [`BlockOperator::diagonal`] — close to
 //! `h_diag - theta` where that is large, and never below ~1.
-//! Memory: V and AV (`max_dim` columns each) and one scratch block of nb columns; nothing is
-//! allocated per iteration but small matrices.
+//! Memory: V and AV (`max_dim` columns each); residuals are formed in V's free columns and
+//! products with small matrices done in place by row blocks, so nothing else of n rows is
+//! allocated (but a block of residuals when the space cannot hold 2 nb vectors).
 
 use super::block::{
     canonical_transform, column_norms2, gram, hermitian_part, multiply_cols_in_place,
     subtract_projection,
 };
 use super::{BlockOperator, EigenResult};
-use planewave_linalg::{matmul_into, Mat, MatRef, Scalar};
+use planewave_linalg::{matmul_into, Mat, MatMut, MatRef, Scalar};
 
 /// Relative overlap eigenvalue below which a new direction counts as dependent and is dropped.
 const DEPENDENCE_TOL: f64 = 1e-12;
@@ -73,24 +74,28 @@ pub fn davidson<T: Scalar>(
     // Bands whose residual has met `tol` are locked (QE's `conv`): their residuals are not
     // recomputed, which halves the dense work of the late iterations.
     let mut locked = vec![false; nb];
-    let mut n_active = nb;
     let mut iterations = 0;
     let (mut theta, mut c) = s.ritz(op);
     loop {
-        if s.m + n_active > max_dim && s.m > nb {
-            // The Ritz vectors become the space: their coefficients are the identity.
+        let open: Vec<usize> = (0..nb).filter(|&j| !locked[j]).collect();
+        if s.m + open.len() > max_dim && s.m > nb {
+            // The residuals go to the free columns of V: make room. The Ritz vectors become
+            // the space, their coefficients the identity.
             s.restart(&theta, c.as_ref());
             c = Mat::from_fn(nb, nb, |i, j| T::from_f64(if i == j { 1.0 } else { 0.0 }));
         }
-        // Residuals of the unlocked bands, in this order in the scratch block.
-        let open: Vec<usize> = (0..nb).filter(|&j| !locked[j]).collect();
-        s.residuals(&theta, c.as_ref(), &open);
-        let norms2 = column_norms2(op, s.scratch.as_ref().subcols(0, open.len()), None);
-        for (&j, n2) in open.iter().zip(norms2) {
+        // Residuals of the open bands, in this order, after the first m columns of V (or, when
+        // the space cannot hold 2 nb vectors, in a block of their own).
+        let aside = s.residuals(&theta, c.as_ref(), &open);
+        let r = aside.as_ref().map_or_else(
+            || s.v.as_ref().subcols(s.m, open.len()),
+            |a| a.as_ref(),
+        );
+        for (&j, n2) in open.iter().zip(column_norms2(op, r, None)) {
             resid[j] = n2.sqrt();
             locked[j] = resid[j] <= tol;
         }
-        // (column in the scratch block, band) of the bands that get a new direction.
+        // (residual column, band) of the bands that get a new direction.
         let mut active: Vec<(usize, usize)> = open
             .iter()
             .enumerate()
@@ -109,21 +114,14 @@ pub fn davidson<T: Scalar>(
                 locked[j] = false;
             }
         }
-        n_active = active.len();
-        let room = max_dim - s.m;
-        if n_active > room && s.m > nb {
-            // More bands woke up than fit: restart (at the top) and recompute the residuals.
-            continue;
-        }
         // Only when the space cannot hold 2 nb vectors (tiny bases): work on what fits.
-        active.truncate(room);
-        n_active = active.len();
+        active.truncate(max_dim - s.m);
         if active.is_empty() || iterations >= maxiter {
             break;
         }
         iterations += 1;
-        s.precondition(&diag, &theta, &active);
-        let Some(added) = s.orthonormalize_new(op, n_active) else {
+        s.precondition(&diag, &theta, &active, aside.as_ref());
+        let Some(added) = s.orthonormalize_new(op, active.len()) else {
             break;
         };
         let m = s.m;
@@ -150,15 +148,18 @@ pub fn davidson<T: Scalar>(
     }
 }
 
-/// The search space: `v` (orthonormal columns, the first `m` in use), `av = A v`, the reduced
-/// matrix `h = v^H A v` (its leading m x m block), and a scratch block of nb columns.
+/// The search space: `v` (orthonormal columns, the first `m` in use), `av = A v`, and the
+/// reduced matrix `h = v^H A v` (its leading m x m block). Residuals are formed in the unused
+/// columns of `v`, and products with small matrices are done in place by row blocks, so there
+/// is no other n-row block.
 struct Space<T: Scalar> {
     nb: usize,
     m: usize,
     v: Mat<T>,
     av: Mat<T>,
     h: Mat<T>,
-    scratch: Mat<T>,
+    /// One column, for moving a residual within `v` while it is preconditioned.
+    column: Vec<T>,
 }
 
 impl<T: Scalar> Space<T> {
@@ -175,7 +176,7 @@ impl<T: Scalar> Space<T> {
             v,
             av: Mat::zeros(n, max_dim),
             h: Mat::zeros(max_dim, max_dim),
-            scratch: Mat::zeros(n, nb),
+            column: vec![T::from_f64(0.0); n],
         }
     }
 
@@ -188,7 +189,7 @@ impl<T: Scalar> Space<T> {
             return;
         };
         if t.ncols() == nb {
-            multiply_cols_in_place(&mut self.v, 0, t.as_ref(), &mut self.scratch);
+            multiply_cols_in_place(&mut self.v, 0, t.as_ref());
         }
     }
 
@@ -207,7 +208,7 @@ impl<T: Scalar> Space<T> {
     fn restart(&mut self, theta: &[f64], c: MatRef<'_, T>) {
         let nb = self.nb;
         for blk in [&mut self.v, &mut self.av] {
-            multiply_cols_in_place(blk, 0, c, &mut self.scratch);
+            multiply_cols_in_place(blk, 0, c);
         }
         let mut h = self.h.as_mut().submatrix_mut(0, 0, nb, nb);
         for j in 0..nb {
@@ -218,35 +219,47 @@ impl<T: Scalar> Space<T> {
         self.m = nb;
     }
 
-    /// Residuals of the bands `which` into the first columns of the scratch block:
-    /// `R = AV C_w - V C_w diag(theta_w)`.
-    fn residuals(&mut self, theta: &[f64], c: MatRef<'_, T>, which: &[usize]) {
-        let m = self.m;
-        let cw = Mat::from_fn(m, which.len(), |i, k| c[(i, which[k])]);
-        let minus_c_theta = Mat::from_fn(m, which.len(), |i, k| -cw[(i, k)].scale(theta[which[k]]));
-        let mut r = self.scratch.as_mut().subcols_mut(0, which.len());
-        matmul_into(
-            r.as_mut(),
-            self.av.as_ref().subcols(0, m),
-            cw.as_ref(),
-            false,
-        );
-        matmul_into(
-            r,
-            self.v.as_ref().subcols(0, m),
-            minus_c_theta.as_ref(),
-            true,
-        );
+    /// Residuals `R = AV C_w - V C_w diag(theta_w)` of the bands `which`: in columns
+    /// `m..m + which.len()` of V when they fit (None returned), else in a block of their own.
+    fn residuals(&mut self, theta: &[f64], c: MatRef<'_, T>, which: &[usize]) -> Option<Mat<T>> {
+        let (m, nw) = (self.m, which.len());
+        let cw = Mat::from_fn(m, nw, |i, k| c[(i, which[k])]);
+        let minus_c_theta = Mat::from_fn(m, nw, |i, k| -cw[(i, k)].scale(theta[which[k]]));
+        let av = self.av.as_ref().subcols(0, m);
+        let form = |v: MatRef<'_, T>, mut r: MatMut<'_, T>| {
+            matmul_into(r.as_mut(), av, cw.as_ref(), false);
+            matmul_into(r, v, minus_c_theta.as_ref(), true);
+        };
+        let mut aside = (m + nw > self.v.ncols()).then(|| Mat::zeros(self.v.nrows(), nw));
+        match aside.as_mut() {
+            Some(a) => form(self.v.as_ref().subcols(0, m), a.as_mut()),
+            None => {
+                let (v, rest) = self.v.as_mut().split_at_col_mut(m);
+                form(v.as_ref(), rest.subcols_mut(0, nw));
+            }
+        }
+        aside
     }
 
-    /// The preconditioned residuals of the `active` bands (scratch column, band) into columns
-    /// `m..` of V.
-    fn precondition(&mut self, diag: &[f64], theta: &[f64], active: &[(usize, usize)]) {
+    /// The preconditioned residuals of the `active` bands (residual column k, band j) into
+    /// columns `m..` of V, in order. The residuals are read from `aside` if given, else from
+    /// column m + k of V itself (k never below the destination, so nothing is overwritten
+    /// before it is read).
+    fn precondition(
+        &mut self,
+        diag: &[f64],
+        theta: &[f64],
+        active: &[(usize, usize)],
+        aside: Option<&Mat<T>>,
+    ) {
         let m = self.m;
         for (col, &(k, j)) in active.iter().enumerate() {
-            let r = self.scratch.col_as_slice(k);
+            match aside {
+                Some(a) => self.column.copy_from_slice(a.col_as_slice(k)),
+                None => self.column.copy_from_slice(self.v.col_as_slice(m + k)),
+            }
             let w = self.v.col_as_slice_mut(m + col);
-            for ((w, &r), &hd) in w.iter_mut().zip(r).zip(diag) {
+            for ((w, &r), &hd) in w.iter_mut().zip(&self.column).zip(diag) {
                 let x = hd - theta[j];
                 let d = 0.5 * (1.0 + x + (1.0 + (x - 1.0) * (x - 1.0)).sqrt());
                 *w = r.scale(1.0 / d);
@@ -267,8 +280,7 @@ impl<T: Scalar> Space<T> {
             subtract_projection(&mut self.v, m, c.as_ref());
         }
         let t = canonical_transform(op, self.v.as_ref().subcols(m, na), DEPENDENCE_TOL)?;
-        // kept <= na <= nb: the product fits the scratch block.
-        multiply_cols_in_place(&mut self.v, m, t.as_ref(), &mut self.scratch);
+        multiply_cols_in_place(&mut self.v, m, t.as_ref());
         Some(t.ncols())
     }
 
@@ -291,15 +303,11 @@ impl<T: Scalar> Space<T> {
         self.m = m2;
     }
 
-    /// The Ritz vectors `V C` (n x nb), in the scratch block handed out.
+    /// The Ritz vectors `V C` (n x nb): formed in place in V, copied out once AV is freed.
     fn into_ritz_vectors(mut self, c: MatRef<'_, T>) -> Mat<T> {
-        matmul_into(
-            self.scratch.as_mut(),
-            self.v.as_ref().subcols(0, self.m),
-            c,
-            false,
-        );
-        self.scratch
+        multiply_cols_in_place(&mut self.v, 0, c);
+        drop(self.av);
+        self.v.as_ref().subcols(0, self.nb).to_owned()
     }
 }
 

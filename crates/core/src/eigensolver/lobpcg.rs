@@ -191,7 +191,7 @@ impl<T: Scalar> Workspace<T> {
     /// `X <- X C`, `AX <- AX C` (C is nb x nb), through the scratch block.
     fn rotate_x(&mut self, c: MatRef<'_, T>) {
         for blk in [&mut self.y, &mut self.ay] {
-            multiply_cols_in_place(blk, 0, c, &mut self.s);
+            multiply_cols_in_place(blk, 0, c);
         }
     }
 
@@ -249,7 +249,7 @@ impl<T: Scalar> Workspace<T> {
     /// `Z <- Z T`, `AZ <- AZ T` (T is mz x mz'), through the scratch block.
     fn transform_z(&mut self, t: MatRef<'_, T>) {
         for blk in [&mut self.y, &mut self.ay] {
-            multiply_cols_in_place(blk, self.nb, t, &mut self.s);
+            multiply_cols_in_place(blk, self.nb, t);
         }
     }
 
