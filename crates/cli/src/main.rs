@@ -12,8 +12,8 @@
 //! mpirun/srun (build with `--features mpi`); rank 0 prints and writes every file.
 
 mod advise;
-mod launch;
 mod heap;
+mod launch;
 mod report;
 
 use clap::{Parser, Subcommand};

@@ -301,6 +301,7 @@ fn run_with<T: BandScalar>(
         params.kerker_q0,
         &basis.rho_g2,
         nspin,
+        basis.rho_mirror.as_deref(),
     );
     timings.setup = t_start.elapsed().as_secs_f64();
 

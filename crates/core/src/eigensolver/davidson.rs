@@ -87,10 +87,9 @@ pub fn davidson<T: Scalar>(
         // Residuals of the open bands, in this order, after the first m columns of V (or, when
         // the space cannot hold 2 nb vectors, in a block of their own).
         let aside = s.residuals(&theta, c.as_ref(), &open);
-        let r = aside.as_ref().map_or_else(
-            || s.v.as_ref().subcols(s.m, open.len()),
-            |a| a.as_ref(),
-        );
+        let r = aside
+            .as_ref()
+            .map_or_else(|| s.v.as_ref().subcols(s.m, open.len()), |a| a.as_ref());
         for (&j, n2) in open.iter().zip(column_norms2(op, r, None)) {
             resid[j] = n2.sqrt();
             locked[j] = resid[j] <= tol;
