@@ -23,6 +23,10 @@ use num_complex::Complex64;
 use planewave_linalg::Mat;
 use std::time::Instant;
 
+/// Occupation (electrons, spin factor included) above which a band counts as occupied for the
+/// eigensolver's tolerance; below it the band's error reaches the density 1e6 times damped.
+const OCCUPIED: f64 = 1e-6;
+
 /// SCF parameters.
 #[derive(Debug, Clone)]
 pub struct ScfParams {
@@ -306,6 +310,8 @@ fn run_with<T: BandScalar>(
     timings.setup = t_start.elapsed().as_secs_f64();
 
     let mut history: Vec<IterationInfo> = Vec::new();
+    // Occupied bands per (spin, k) as of the last occupations (all bands until there are some).
+    let mut n_occupied = vec![vec![params.nbands; nk]; nspin];
     let mut e_prev = f64::NAN;
     let mut residual: f64 = 1.0;
     let mut converged = false;
@@ -334,7 +340,9 @@ fn run_with<T: BandScalar>(
             for (s, k) in par.owned_blocks(nspin, nk) {
                 let h = KHamiltonian::new(&basis.kpoints[k], &basis.fft, &veff[s], fixed.proj(k));
                 let x0 = std::mem::replace(&mut psi[s][k], Mat::zeros(0, 0));
-                let r = params.eigensolver.solve(&h, x0, tol, 1, maxiter);
+                let r = params
+                    .eigensolver
+                    .solve(&h, x0, tol, n_occupied[s][k], 1, maxiter);
                 eig_iters[0] += r.iterations as f64;
                 eig[s][k] = r.values;
                 psi[s][k] = r.vectors;
@@ -345,6 +353,11 @@ fn run_with<T: BandScalar>(
         par.sum_over_kgroups(&mut eig_iters);
         timings.eigensolver += t0.elapsed().as_secs_f64();
         let occ = occupation::compute(model, &eig, &weights)?;
+        for (n_s, occ_s) in n_occupied.iter_mut().zip(&occ.occ) {
+            for (n, o) in n_s.iter_mut().zip(occ_s) {
+                *n = o.iter().rposition(|&f| f > OCCUPIED).map_or(0, |i| i + 1);
+            }
+        }
         let t0 = Instant::now();
         let rho_out =
             density::from_wavefunctions(basis, &psi, &occ.occ, fixed.symmetrizer.as_ref());

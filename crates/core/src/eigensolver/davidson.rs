@@ -35,14 +35,43 @@ const DEPENDENCE_TOL: f64 = 1e-12;
 /// nb vectors (about 50 MB more).
 pub const DEFAULT_DIM_FACTOR: usize = 3;
 
-/// Lowest `ncols(x0)` eigenpairs of `op` to residual norm `tol`, with at most `maxiter`
+/// Residual-norm targets: `occupied` for the first `n_occupied` bands,
+/// [`super::EMPTY_TOL_FACTOR`] times that for the others.
+#[derive(Clone, Copy, Debug)]
+pub struct Tolerances {
+    /// Target of the occupied bands.
+    pub occupied: f64,
+    /// How many bands (from the lowest) are occupied.
+    pub n_occupied: usize,
+}
+
+impl Tolerances {
+    /// The same target for every band.
+    pub fn uniform(tol: f64) -> Self {
+        Self {
+            occupied: tol,
+            n_occupied: usize::MAX,
+        }
+    }
+
+    /// Target of band `j`.
+    fn of(&self, j: usize) -> f64 {
+        if j < self.n_occupied {
+            self.occupied
+        } else {
+            super::EMPTY_TOL_FACTOR * self.occupied
+        }
+    }
+}
+
+/// Lowest `ncols(x0)` eigenpairs of `op` to the residual norms `tols`, with at most `maxiter`
 /// iterations and a search space of `dim_factor * nb` vectors (at least 2). At least
-/// `min_iterations` iterations are made on the bands whose residual is above `tol / 100`
-/// (what an SCF step needs after the potential moved).
+/// `min_iterations` iterations are made on the bands whose residual is above 1/100 of their
+/// target (what an SCF step needs after the potential moved).
 pub fn davidson<T: Scalar>(
     op: &impl BlockOperator<T>,
     x0: Mat<T>,
-    tol: f64,
+    tols: Tolerances,
     min_iterations: usize,
     maxiter: usize,
     dim_factor: usize,
@@ -92,7 +121,7 @@ pub fn davidson<T: Scalar>(
             .map_or_else(|| s.v.as_ref().subcols(s.m, open.len()), |a| a.as_ref());
         for (&j, n2) in open.iter().zip(column_norms2(op, r, None)) {
             resid[j] = n2.sqrt();
-            locked[j] = resid[j] <= tol;
+            locked[j] = resid[j] <= tols.of(j);
         }
         // (residual column, band) of the bands that get a new direction.
         let mut active: Vec<(usize, usize)> = open
@@ -106,7 +135,7 @@ pub fn davidson<T: Scalar>(
             active = open
                 .iter()
                 .enumerate()
-                .filter(|&(_, &j)| resid[j] > 0.01 * tol)
+                .filter(|&(_, &j)| resid[j] > 0.01 * tols.of(j))
                 .map(|(k, &j)| (k, j))
                 .collect();
             for &(_, j) in &active {
@@ -321,7 +350,14 @@ mod tests {
     fn finds_lowest_eigenpairs_of_a_dense_hermitian_matrix() {
         for dim_factor in [2, 3, 4] {
             let op = complex_operator(150, false);
-            let r = davidson(&op, start(150, 8), 1e-9, 0, 200, dim_factor);
+            let r = davidson(
+                &op,
+                start(150, 8),
+                Tolerances::uniform(1e-9),
+                0,
+                200,
+                dim_factor,
+            );
             check(&op, &r, 1e-10);
         }
     }
@@ -329,7 +365,7 @@ mod tests {
     #[test]
     fn resolves_degenerate_eigenvalues() {
         let op = complex_operator(120, true);
-        let r = davidson(&op, start(120, 6), 1e-9, 0, 200, 3);
+        let r = davidson(&op, start(120, 6), Tolerances::uniform(1e-9), 0, 200, 3);
         check(&op, &r, 1e-10);
         assert!((r.values[0] - r.values[1]).abs() < 1e-10);
     }
@@ -338,24 +374,47 @@ mod tests {
     fn works_when_the_space_cannot_hold_two_blocks() {
         // 10 vectors of length 14: the search space is capped at the whole space.
         let op = complex_operator(14, false);
-        let r = davidson(&op, start(14, 10), 1e-9, 0, 100, 3);
+        let r = davidson(&op, start(14, 10), Tolerances::uniform(1e-9), 0, 100, 3);
         check(&op, &r, 1e-10);
     }
 
     #[test]
     fn finds_lowest_eigenpairs_of_a_real_symmetric_matrix() {
         let op = real_operator(90);
-        let r = davidson(&op, real_start(90, 5), 1e-9, 0, 200, 3);
+        let r = davidson(&op, real_start(90, 5), Tolerances::uniform(1e-9), 0, 200, 3);
         check(&op, &r, 1e-10);
     }
 
     #[test]
     fn a_converged_start_takes_no_iteration_unless_asked() {
         let op = complex_operator(100, false);
-        let first = davidson(&op, start(100, 4), 1e-9, 0, 200, 3);
-        let again = davidson(&op, first.vectors.clone(), 1e-6, 0, 200, 3);
+        let first = davidson(&op, start(100, 4), Tolerances::uniform(1e-9), 0, 200, 3);
+        let again = davidson(
+            &op,
+            first.vectors.clone(),
+            Tolerances::uniform(1e-6),
+            0,
+            200,
+            3,
+        );
         assert_eq!(again.iterations, 0);
-        let forced = davidson(&op, first.vectors, 1e-6, 1, 200, 3);
+        let forced = davidson(&op, first.vectors, Tolerances::uniform(1e-6), 1, 200, 3);
         assert!(forced.iterations <= 1);
+    }
+
+    #[test]
+    fn empty_bands_converge_to_the_looser_target() {
+        let op = complex_operator(120, false);
+        let tols = Tolerances {
+            occupied: 1e-9,
+            n_occupied: 3,
+        };
+        let r = davidson(&op, start(120, 6), tols, 0, 200, 3);
+        assert!(r.converged);
+        for (j, &res) in r.residual_norms.iter().enumerate() {
+            assert!(res <= tols.of(j), "band {j}: residual {res}");
+        }
+        assert_eq!(tols.of(2), 1e-9);
+        assert_eq!(tols.of(3), super::super::EMPTY_TOL_FACTOR * 1e-9);
     }
 }
