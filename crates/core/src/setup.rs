@@ -464,13 +464,15 @@ fn read_species(
 ///
 /// Terms: the bands of every block and their projectors, plus one workspace of `eigensolver`
 /// ([`Eigensolver::workspace_blocks`] blocks of nbands vectors), all
-/// divided over the G-vector group; about six density grids' worth of arrays that do not
+/// divided over the G-vector group; about three density grids' worth of arrays that do not
 /// shrink with the group (whole-sphere arrays, the dense kernels' packing buffers, libraries);
 /// the exchange buffers of the dealt transforms; a fixed base (program, thread stacks).
 ///
-/// Calibration (2026-11-23, `RAYON_NUM_THREADS=1`, peak RSS): si64_lda_gth_gamma one rank
-/// 383-419 MiB (this gives 410), two MPI ranks 322-357 MiB each (334); si8_lda_gth_displaced
-/// one rank 63 MiB (70), two k-point groups 63-65 MiB each (59).
+/// Calibration (2026-11-23, after the Davidson scratch block and half the mixing history went,
+/// with the 1 MiB mmap threshold of the CLI; `RAYON_NUM_THREADS=1`, peak RSS):
+/// si64_lda_gth_gamma one rank 312-315 MiB (this gives 316), two MPI ranks 253 MiB each (252);
+/// si8_lda_gth_displaced one rank 56-59 MiB (60), two k-point groups 56-59 MiB each (49: the
+/// MPI library's share is not modelled).
 pub fn memory_per_rank(
     model: &Model,
     ecut: f64,
@@ -502,7 +504,7 @@ pub fn memory_per_rank(
     let g = gvector_ranks.max(1) as f64;
     let workspace = eigensolver.workspace_blocks() as f64 * nb;
     let bands = word * npw_est / g * (blocks * (nb + nproj) + workspace);
-    let grids = 6.0 * grid_est;
+    let grids = 3.0 * grid_est;
     let buffers = if g > 1.0 { 4.0 * grid_est / g } else { 0.0 };
     let base = 24.0 * 1048576.0;
     bands + grids + buffers + base
