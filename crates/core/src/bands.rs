@@ -30,6 +30,9 @@ pub trait BandScalar: Scalar {
     fn add_density(kpt: &Kpoint, fft: &Fft3d, psi: &Mat<Self>, weights: &[f64], acc: &mut [f64]);
     /// Convert complex plane-wave columns (over the k-point's sphere) to this representation.
     fn from_plane_waves(kpt: &Kpoint, p: &Mat<Complex64>) -> Mat<Self>;
+    /// The bands multiplied coefficient by coefficient by `i (k+G)_dir` (the gradient along
+    /// Cartesian `dir`), in this representation.
+    fn times_i_kpg(kpt: &Kpoint, psi: MatRef<'_, Self>, dir: usize) -> Mat<Self>;
     /// A seeded random starting block, damped at high kinetic energy: column `b` is drawn from
     /// the stream `(seed, b)`, so a band's start does not depend on who computes it.
     fn random(kpt: &Kpoint, nb: usize, seed: u64) -> Mat<Self>;
@@ -193,6 +196,12 @@ impl BandScalar for Complex64 {
 
     fn from_plane_waves(_kpt: &Kpoint, p: &Mat<Complex64>) -> Mat<Self> {
         p.clone()
+    }
+
+    fn times_i_kpg(kpt: &Kpoint, psi: MatRef<'_, Self>, dir: usize) -> Mat<Self> {
+        Mat::from_fn(psi.nrows(), psi.ncols(), |i, j| {
+            psi[(i, j)] * Complex64::new(0.0, kpt.kpg[i][dir])
+        })
     }
 
     fn random(kpt: &Kpoint, nb: usize, seed: u64) -> Mat<Self> {
@@ -436,6 +445,24 @@ impl BandScalar for f64 {
             }
             for (i, v) in col.into_iter().enumerate() {
                 out[(i, j)] = v;
+            }
+        }
+        out
+    }
+
+    fn times_i_kpg(kpt: &Kpoint, psi: MatRef<'_, Self>, dir: usize) -> Mat<Self> {
+        // Row pairs (sqrt2 Re c, sqrt2 Im c) of G become those of i g c: (-g Im, g Re); the
+        // G = 0 row (real) has g = 0 at Γ.
+        let g0 = kpt.holds_g0();
+        let mut out = Mat::<f64>::zeros(psi.nrows(), psi.ncols());
+        for j in 0..psi.ncols() {
+            for (h, g) in kpt.kpg.iter().enumerate() {
+                if g0 && h == 0 {
+                    continue;
+                }
+                let i = 2 * h - usize::from(g0);
+                out[(i, j)] = -g[dir] * psi[(i + 1, j)];
+                out[(i + 1, j)] = g[dir] * psi[(i, j)];
             }
         }
         out

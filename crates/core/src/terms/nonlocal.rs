@@ -238,13 +238,13 @@ impl<T: BandScalar> KProjectors<T> {
     }
 
     /// Nonlocal forces `-dE_nl/dtau` (Ha/bohr, per atom) of one k-point for the band block
-    /// `psi` with band weights `w_n` (k weight times occupation), from dP/dtau = -i(k+G) P.
-    #[allow(clippy::needless_range_loop)] // Cartesian directions read best as indices
+    /// `psi` with band weights `w_n` (k weight times occupation), from dP/dtau = -i(k+G) P:
+    /// `(dP)^H psi = P^H (i(k+G) psi)`, so the stored projectors serve and only one block of
+    /// the bands' size is made per direction.
     pub fn forces(
         &self,
         model: &Model,
         kpt: &Kpoint,
-        volume: f64,
         psi: MatRef<'_, T>,
         weights: &[f64],
     ) -> Vec<[f64; 3]> {
@@ -253,14 +253,11 @@ impl<T: BandScalar> KProjectors<T> {
             return forces;
         }
         let (dc, _) = self.coefficients(psi, weights);
-        let p = projector_matrices(model, kpt, volume, &[Part::Value]).remove(0);
         // Per direction and projector: this rank's rows' share, summed over the group once.
         let mut per_column = Vec::with_capacity(3 * self.nproj());
         for dir in 0..3 {
-            let dp = Mat::<Complex64>::from_fn(p.nrows(), p.ncols(), |ig, j| {
-                Complex64::new(0.0, -kpt.kpg[ig][dir]) * p[(ig, j)]
-            });
-            let dpc = overlap(T::from_plane_waves(kpt, &dp).as_ref(), psi);
+            let gpsi = T::times_i_kpg(kpt, psi, dir);
+            let dpc = overlap(self.p.as_ref(), gpsi.as_ref());
             per_column.extend(contract(&dpc, &dc, weights));
         }
         sum_over(&self.group, &mut per_column);
@@ -409,7 +406,7 @@ impl<T: BandScalar> Term<T> for Nonlocal<'_, T> {
         let b = s.bands?;
         let mut out = vec![[0.0; 3]; s.model.crystal.atoms.len()];
         self.for_each_block(s, b, |kpt, proj, x, w| {
-            let f = proj.forces(s.model, kpt, s.basis.volume, x, w);
+            let f = proj.forces(s.model, kpt, x, w);
             for (o, v) in out.iter_mut().zip(&f) {
                 (0..3).for_each(|c| o[c] += v[c]);
             }
