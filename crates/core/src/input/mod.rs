@@ -103,6 +103,7 @@
 mod error;
 mod poscar;
 mod qe;
+mod qe_lattice;
 mod toml;
 pub mod units;
 mod validate;

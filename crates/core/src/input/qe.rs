@@ -39,14 +39,16 @@
 //!   scf_must_converge, diago_full_acc, and &ions/&cell keys
 //!   that only matter for relaxations.
 //! * Any other key is an error naming it; hybrid-functional keys get a specific one.
-//! * ibrav 0 (CELL_PARAMETERS bohr | angstrom | alat), 1 (sc), 2 (fcc), 3 (bcc) with
-//!   celldm(1) (bohr) or A (angstrom).
+//! * ibrav 0 (CELL_PARAMETERS bohr | angstrom | alat) and every Bravais lattice of pw.x (1-14,
+//!   -3, -5, -9, 91, -12, -13; [`super::qe_lattice`]) from celldm(1..6) or A, B, C (angstrom)
+//!   with cosAB, cosAC, cosBC.
 //! * K_POINTS automatic | gamma | crystal (list) | tpiba (list, the default option).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::error::did_you_mean;
+use super::qe_lattice;
 use super::units::{BOHR_PER_ANGSTROM, HARTREE_PER_RYDBERG};
 use super::validate::{cart_to_frac, is_singular, validate, Lines, QE_KEYS};
 use super::{
@@ -396,6 +398,61 @@ impl Vals<'_> {
     }
 }
 
+/// celldm(1..6) of lattice `ibrav` whose parameter a (bohr) is known: from celldm(2..6), or
+/// from `B, C, cosAB, cosAC, cosBC` when the lattice was given by `A` (`by_abc`); the two
+/// styles cannot be mixed.
+fn lattice_parameters<'e>(
+    v: &Vals<'_>,
+    get: &impl Fn(&str) -> Option<&'e Entry>,
+    ibrav: i64,
+    a: f64,
+    by_abc: bool,
+) -> Result<qe_lattice::Celldm, InputError> {
+    let number = |k: &str| get(k).map(|e| v.f64(e).map(|x| (e, x))).transpose();
+    let (celldm_keys, abc_keys) = (
+        [
+            "celldm(2)",
+            "celldm(3)",
+            "celldm(4)",
+            "celldm(5)",
+            "celldm(6)",
+        ],
+        ["b", "c", "cosab", "cosac", "cosbc"],
+    );
+    let (wrong, other) = if by_abc {
+        (celldm_keys, "A")
+    } else {
+        (abc_keys, "celldm(1)")
+    };
+    if let Some(e) = wrong.iter().find_map(|k| get(k)) {
+        return Err(v
+            .err(e, format!("`{}` cannot be combined with {other}", e.key))
+            .with_hint("give the cell either as celldm(1..6) (bohr, ratios, cosines) or as A, B, C (angstrom) and cosAB, cosAC, cosBC"));
+    }
+    if !by_abc {
+        let mut c = [a, 0.0, 0.0, 0.0, 0.0, 0.0];
+        for (slot, k) in c[1..].iter_mut().zip(celldm_keys) {
+            *slot = number(k)?.map_or(0.0, |x| x.1);
+        }
+        return Ok(c);
+    }
+    let ratio = |k: &str| -> Result<f64, InputError> {
+        Ok(number(k)?.map_or(0.0, |(_, x)| x * BOHR_PER_ANGSTROM / a))
+    };
+    let cos = [
+        number("cosab")?.map_or(0.0, |x| x.1),
+        number("cosac")?.map_or(0.0, |x| x.1),
+        number("cosbc")?.map_or(0.0, |x| x.1),
+    ];
+    Ok(qe_lattice::from_abc(
+        ibrav,
+        a,
+        ratio("b")?,
+        ratio("c")?,
+        cos,
+    ))
+}
+
 /// Keys that are read, or accepted and ignored, per namelist.
 const CONTROL_KEYS: &[&str] = &[
     "calculation",
@@ -424,6 +481,11 @@ const SYSTEM_KEYS: &[&str] = &[
     "ibrav",
     "celldm",
     "a",
+    "b",
+    "c",
+    "cosab",
+    "cosac",
+    "cosbc",
     "nat",
     "ntyp",
     "nbnd",
@@ -994,25 +1056,24 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         }
         (None, None) => None,
     };
-    for e in entries
-        .iter()
-        .filter(|e| e.base == "celldm" && e.index != Some(1))
-    {
-        if v.f64(e)? != 0.0 {
-            return Err(v
-                .err(
-                    e,
-                    format!(
-                        "{} is not used by ibrav = {ibrav} and is not supported",
-                        e.key
-                    ),
-                )
-                .with_hint("use ibrav = 0 with CELL_PARAMETERS for other lattices"));
-        }
-    }
     let cell_card = card("CELL_PARAMETERS");
     let lattice: [[f64; 3]; 3] = match ibrav {
         0 => {
+            let unused = [
+                "celldm(2)",
+                "celldm(3)",
+                "celldm(4)",
+                "celldm(5)",
+                "celldm(6)",
+            ]
+            .into_iter()
+            .chain(["b", "c", "cosab", "cosac", "cosbc"])
+            .find_map(&get);
+            if let Some(e) = unused {
+                return Err(v
+                    .err(e, format!("`{}` is not used by ibrav = 0", e.key))
+                    .with_hint("the cell comes from CELL_PARAMETERS; remove the key, or choose the ibrav that reads it"));
+            }
             let c = cell_card.ok_or_else(|| {
                 missing_card(
                     "CELL_PARAMETERS",
@@ -1088,7 +1149,18 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
             }
             rows
         }
-        1..=3 => {
+        _ => {
+            if !qe_lattice::known(ibrav) {
+                return Err(v
+                    .err(
+                        ibrav_e,
+                        format!("ibrav = {ibrav} is not a Bravais lattice of pw.x"),
+                    )
+                    .with_hint(format!(
+                        "use one of {} (0: CELL_PARAMETERS)",
+                        qe_lattice::SUPPORTED
+                    )));
+            }
             if let Some(c) = cell_card {
                 return Err(InputError::new(
                     file,
@@ -1104,18 +1176,12 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
                     format!("ibrav = {ibrav} needs celldm(1) (bohr) or A (angstrom)"),
                 )
             })?;
+            let celldm = lattice_parameters(&v, &get, ibrav, a, a_ang.is_some())?;
             lines.keys.insert("CELL_PARAMETERS".into(), ibrav_e.line);
-            let h = a / 2.0;
-            match ibrav {
-                1 => [[a, 0.0, 0.0], [0.0, a, 0.0], [0.0, 0.0, a]],
-                2 => [[-h, 0.0, h], [0.0, h, h], [-h, h, 0.0]],
-                _ => [[h, h, h], [-h, h, h], [-h, -h, h]],
-            }
-        }
-        other => {
-            return Err(v
-                .err(ibrav_e, format!("ibrav = {other} is not supported"))
-                .with_hint("use ibrav = 0 with CELL_PARAMETERS (or 1, 2, 3 for sc, fcc, bcc)"))
+            qe_lattice::bravais(ibrav, &celldm).map_err(|m| {
+                v.err(ibrav_e, m)
+                    .with_hint("see pw.x's INPUT_PW (ibrav) for what each lattice reads")
+            })?
         }
     };
     let alat = alat.unwrap_or(1.0);
@@ -1666,7 +1732,12 @@ K_POINTS automatic
             "starting_magnetization(2)",
             "outside 1..=1",
         );
-        fails(&SI2.replace("ibrav=0", "ibrav=4"), "ibrav", "ibrav = 4");
+        fails(&SI2.replace("ibrav=0", "ibrav=15"), "ibrav", "ibrav = 15");
+        fails(
+            &SI2.replace("ibrav=0", "ibrav=4"),
+            "CELL_PARAMETERS",
+            "given with ibrav = 4",
+        );
         fails(
             &SI2.replace(
                 "  Si 28.085 Si-q4.lda.gth\n",
