@@ -17,6 +17,7 @@
 
 mod gth;
 mod numeric;
+mod psp8;
 pub mod radial;
 mod upf;
 
@@ -97,6 +98,8 @@ pub enum PseudoFormat {
     UpfV2,
     UpfV1,
     Abinit10,
+    /// ABINIT pspcod 8 (ONCVPSP, PseudoDojo).
+    Psp8,
     Cp2k,
 }
 
@@ -113,8 +116,10 @@ pub fn detect_format(text: &str) -> Option<PseudoFormat> {
     }
     let mut lines = text.lines();
     let l3 = lines.nth(2)?;
-    if l3.split_whitespace().next() == Some("10") {
-        return Some(PseudoFormat::Abinit10);
+    match l3.split_whitespace().next() {
+        Some("10") => return Some(PseudoFormat::Abinit10),
+        Some("8") => return Some(PseudoFormat::Psp8),
+        _ => {}
     }
     let first = text
         .lines()
@@ -141,11 +146,12 @@ impl Pseudopotential {
             Some(PseudoFormat::UpfV2) => Ok(Self::from_upf(upf::parse_v2(text, path)?)),
             Some(PseudoFormat::UpfV1) => Ok(Self::from_upf(upf::parse_v1(text, path)?)),
             Some(PseudoFormat::Abinit10) => Ok(Self::from_gth(gth::parse_abinit10(text, path)?)),
+            Some(PseudoFormat::Psp8) => Ok(Self::from_upf(psp8::parse(text, path)?)),
             Some(PseudoFormat::Cp2k) => Ok(Self::from_gth(gth::parse_cp2k(text, path)?)),
             None => Err(PseudoError::new(
                 path,
                 None,
-                "unrecognised pseudopotential format (expected UPF v1/v2, ABINIT pspcod 10 or a CP2K GTH block)".into(),
+                "unrecognised pseudopotential format (expected UPF v1/v2, ABINIT psp8 or pspcod 10, or a CP2K GTH block)".into(),
             )),
         }
     }

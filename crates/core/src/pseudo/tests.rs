@@ -582,3 +582,84 @@ fn abinit_gth_rows_with_trailing_labels_read_like_without() {
         assert_eq!(a, b, "{name}: labels changed what was read");
     }
 }
+
+#[test]
+fn psp8_reads_the_same_numbers_as_its_upf_twin() {
+    // PseudoDojo nc-sr-04 PBE standard Si, as psp8 and as the UPF ONCVPSP wrote with it: the
+    // psp8 grid stops at 5.99 bohr (the UPF one at 15.09), where the projectors and the core
+    // charge are zero; the UPF's local potential keeps a tail r V + Z ~ -2e-6 beyond it (and
+    // the valence density its tail), so those form factors agree less closely.
+    let upf = load("Si.dojo.pbe.upf");
+    let psp8 = load("Si.dojo.pbe.psp8");
+    assert_eq!(
+        (psp8.symbol.as_str(), psp8.z_valence, psp8.projectors.len()),
+        ("Si", 4.0, 6)
+    );
+    assert!(psp8.has_core_correction());
+    // The valence density (starting guess only) is read and normalised to the valence charge.
+    assert!((psp8.atomic_density_fourier(0.0) - 4.0).abs() < 1e-12);
+    // The UPF prints 11 significant digits, the psp8 14.
+    let close = |a: f64, b: f64, tol: f64, what: &str| {
+        assert!(
+            (a - b).abs() <= tol * b.abs().max(1e-2),
+            "{what}: {a} vs {b}"
+        )
+    };
+    for (a, b) in psp8.dij.iter().flatten().zip(upf.dij.iter().flatten()) {
+        close(*a, *b, 1e-9, "D_ij");
+    }
+    for q in [0.0, 0.3, 1.0, 2.5, 6.0, 11.0] {
+        close(psp8.local_fourier(q), upf.local_fourier(q), 1e-4, "local");
+        close(
+            psp8.core_density_fourier(q),
+            upf.core_density_fourier(q),
+            1e-9,
+            "core",
+        );
+        // The UPF cuts every projector at r = 1.95 (zero from 1.96 on); the psp8 d projectors
+        // go on to 2.01 bohr (3e-5 at 1.96, decaying), a difference of up to 2e-5 in their transforms.
+        for i in 0..6 {
+            let (a, b) = (psp8.projector_fourier(i, q), upf.projector_fourier(i, q));
+            let tol = if i < 4 {
+                1e-9 * b.abs().max(1e-3)
+            } else {
+                3e-5
+            };
+            assert!((a - b).abs() <= tol, "projector {i} at q = {q}: {a} vs {b}");
+        }
+    }
+}
+
+#[test]
+fn broken_psp8_files_are_named_errors() {
+    let text = std::fs::read_to_string(data("Si.dojo.pbe.psp8")).expect("read");
+    let so = text.replacen(
+        "1     1           extension_switch",
+        "2     1           extension_switch",
+        1,
+    );
+    expect_err(&so, "so.psp8", "spin-orbit psp8");
+    let cut = text.find("\n4\n").expect("the local potential's line");
+    let e = expect_err(&text[..cut + 3], "cut.psp8", "the file ends where");
+    assert!(e.line.is_some());
+    let garbled = text.replacen("3.1595742774954D-02", "3.15957X2774954D-02", 1);
+    let e = expect_err(&garbled, "garbled.psp8", "expected 4 numbers");
+    assert_eq!(e.line, Some(9));
+    // Cutting whole lines anywhere in the data is an error; any cut or byte change never panics.
+    let data_end = text.find("<INPUT>").expect("echo");
+    for k in (0..data_end).step_by(data_end / 89) {
+        let part = &text[..text[..k].rfind('\n').map_or(0, |i| i + 1)];
+        assert!(
+            Pseudopotential::from_str(part, "t.psp8").is_err(),
+            "cut at {k} parsed"
+        );
+    }
+    assert!(text.is_ascii());
+    let bytes = text.as_bytes();
+    for k in (0..bytes.len()).step_by(bytes.len() / 211) {
+        let _ = Pseudopotential::from_str(&text[..k], "t.psp8");
+        let mut m = bytes.to_vec();
+        m[k] = b"9-.DEx \n"[k % 8];
+        let _ = Pseudopotential::from_str(&String::from_utf8_lossy(&m), "m.psp8");
+    }
+}
