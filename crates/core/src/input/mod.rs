@@ -610,7 +610,8 @@ mod tests {
         );
     }
 
-    /// Random mutations of valid inputs must give `Ok` or `Err`, never panic.
+    /// Random mutations (and cuts) of valid inputs — pw.x with CELL_PARAMETERS and with a
+    /// Bravais lattice, TOML, POSCAR — must give `Ok` or `Err`, never panic.
     #[test]
     fn mutations_never_panic() {
         let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -623,10 +624,14 @@ mod tests {
         let alphabet: Vec<char> = "0123456789.-+eEdD ,=/&!#'\"()[]{}\nabcxyzSi_ \u{e9}"
             .chars()
             .collect();
+        const TRIGONAL: &str = "&control\n/\n&system\n ibrav=-5, A=3.5, cosAB=0.45, nat=1, ntyp=1, ecutwfc=10\n/\n&electrons\n/\nATOMIC_SPECIES\n Si 28.1 Si.upf\nATOMIC_POSITIONS alat\n Si 0.1 0.2 0.3\nK_POINTS automatic\n 2 2 2 0 0 0\n";
         let seeds = [
             super::qe::tests::SI2,
             super::qe::tests::H1,
             super::toml::tests::SI_TOML,
+            super::poscar::tests::POSCAR_DIRECT,
+            super::poscar::tests::POSCAR_CART,
+            TRIGONAL,
         ];
         for round in 0..3000 {
             let base = seeds[round % seeds.len()];
@@ -652,6 +657,13 @@ mod tests {
             };
             let _ = parse_qe_str(&text, path);
             let _ = parse_toml_str(&text, path);
+            let _ = super::poscar::parse_poscar(&text, path);
+            // and every cut of the mutated text
+            let cut = (next() as usize) % (text.len() + 1);
+            if let Some(part) = text.get(..cut) {
+                let _ = parse_qe_str(part, path);
+                let _ = super::poscar::parse_poscar(part, path);
+            }
         }
         for garbage in [
             "",
