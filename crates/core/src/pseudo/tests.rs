@@ -663,3 +663,46 @@ fn broken_psp8_files_are_named_errors() {
         let _ = Pseudopotential::from_str(&String::from_utf8_lossy(&m), "m.psp8");
     }
 }
+
+#[test]
+fn random_mutations_and_cuts_of_every_format_never_panic() {
+    // Every reader (CP2K and ABINIT-10 GTH, UPF v1 and v2, psp8): random byte changes,
+    // insertions and deletions, and cuts, give Ok or a PseudoError, never a panic.
+    let files = [
+        "gth/Si-q4.lda.cp2k",
+        "gth/Si-q4.lda.gth",
+        "Si.pz-hgh.v1.UPF",
+        "Si.dojo.pbe.upf",
+        "Si.dojo.pbe.psp8",
+    ];
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state as usize
+    };
+    let alphabet = b"0123456789.-+eEdD \n<>=\"/abcxyzX";
+    for name in files {
+        let text = std::fs::read_to_string(data(name)).expect("read");
+        for _ in 0..300 {
+            let mut bytes = text.clone().into_bytes();
+            for _ in 0..1 + next() % 3 {
+                let pos = next() % bytes.len();
+                match next() % 3 {
+                    0 => {
+                        bytes.remove(pos);
+                    }
+                    1 => bytes.insert(pos, alphabet[next() % alphabet.len()]),
+                    _ => bytes[pos] = alphabet[next() % alphabet.len()],
+                }
+            }
+            let mutated = String::from_utf8_lossy(&bytes);
+            let _ = Pseudopotential::from_str(&mutated, name);
+            let cut = next() % (mutated.len() + 1);
+            if let Some(part) = mutated.get(..cut) {
+                let _ = Pseudopotential::from_str(part, name);
+            }
+        }
+    }
+}
