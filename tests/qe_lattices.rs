@@ -1,8 +1,9 @@
 //! Every Bravais lattice of pw.x (`ibrav` 1-14, -3, -5, -9, 91, -12, -13, from celldm or from
 //! A, B, C and cosines) gives the cell pw.x 6.7 printed for the same parameters
-//! (tests/data/qe/ibrav/cells.txt), orientation included.
+//! (tests/data/qe/ibrav/cells.txt), orientation included; and a trigonal cell with positions in
+//! alat units (which depend on the orientation) gives pw.x's energy and forces.
 
-use planewave::core::input;
+use planewave::core::{input, scf, setup};
 use std::path::{Path, PathBuf};
 
 fn spec_of(ibrav: &str, params: &str) -> Result<input::RunSpec, input::InputError> {
@@ -61,4 +62,35 @@ fn lattice_parameters_are_checked_and_named() {
     assert!(m.contains("not used by ibrav = 0"), "{m}");
     let m = msg("15", "celldm(1)=7.0");
     assert!(m.contains("not a Bravais lattice"), "{m}");
+}
+
+#[test]
+fn trigonal_si_with_alat_positions_gives_pw_x_energy_and_forces() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/qe/ibrav/si2_trigonal");
+    let s = setup::build(input::load(&dir.join("pw.in")).unwrap_or_else(|e| panic!("{e}")))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let r = scf::run(&s.model, &s.basis, &s.params, |_| {}).expect("SCF runs");
+    let f = planewave::core::forces::compute(&s.model, &s.basis, &r);
+    let qe = std::fs::read_to_string(dir.join("qe_out.txt")).unwrap();
+    let values = |l: &str| -> Vec<f64> {
+        l.split_whitespace()
+            .filter_map(|t| t.parse().ok())
+            .collect()
+    };
+    let e_qe = values(qe.lines().find(|l| l.starts_with('!')).unwrap())[0] / 2.0;
+    let e = r.energies.total();
+    assert!(
+        (e - e_qe).abs() / 2.0 < 1e-6,
+        "{e} Ha against pw.x {e_qe} Ha"
+    );
+    for (atom, line) in qe.lines().filter(|l| l.contains("force =")).enumerate() {
+        let v = values(line.split('=').nth(1).unwrap());
+        for (ours, qe) in f.total[atom].iter().zip(&v) {
+            assert!(
+                (ours - qe / 2.0).abs() < 1e-6,
+                "atom {atom}: {ours} vs {}",
+                qe / 2.0
+            );
+        }
+    }
 }
