@@ -133,9 +133,10 @@ impl AndersonMixer {
             let dx = |i: usize, k: usize| x[k] - self.history[i].0[k];
             let dot = |a: &dyn Fn(usize) -> Complex64, b: &dyn Fn(usize) -> Complex64| {
                 (0..f.len())
-                    .map(|k| {
+                    .zip(self.weight.iter().cycle())
+                    .map(|(k, w)| {
                         let (p, q) = (a(k), b(k));
-                        self.weight[k % nk] * (p.re * q.re + p.im * q.im)
+                        w * (p.re * q.re + p.im * q.im)
                     })
                     .sum::<f64>()
             };

@@ -186,8 +186,6 @@ struct Space<T: Scalar> {
     v: Mat<T>,
     av: Mat<T>,
     h: Mat<T>,
-    /// One column, for moving a residual within `v` while it is preconditioned.
-    column: Vec<T>,
 }
 
 impl<T: Scalar> Space<T> {
@@ -204,7 +202,6 @@ impl<T: Scalar> Space<T> {
             v,
             av: Mat::zeros(n, max_dim),
             h: Mat::zeros(max_dim, max_dim),
-            column: vec![T::from_f64(0.0); n],
         }
     }
 
@@ -271,8 +268,8 @@ impl<T: Scalar> Space<T> {
 
     /// The preconditioned residuals of the `active` bands (residual column k, band j) into
     /// columns `m..` of V, in order. The residuals are read from `aside` if given, else from
-    /// column m + k of V itself (k never below the destination, so nothing is overwritten
-    /// before it is read).
+    /// column m + k of V itself (k never below the destination column, so nothing is
+    /// overwritten before it is read).
     fn precondition(
         &mut self,
         diag: &[f64],
@@ -281,16 +278,44 @@ impl<T: Scalar> Space<T> {
         aside: Option<&Mat<T>>,
     ) {
         let m = self.m;
+        // QE's g_psi factor 1/d, d = (1 + x + sqrt(1 + (x - 1)^2)) / 2 with x = h_diag - theta.
+        let inv = |hd: f64, theta: f64| {
+            let x = hd - theta;
+            2.0 / (1.0 + x + (1.0 + (x - 1.0) * (x - 1.0)).sqrt())
+        };
+        let scale = |w: &mut [T], r: Option<&[T]>, theta: f64| match r {
+            Some(r) => {
+                for ((w, &r), &hd) in w.iter_mut().zip(r).zip(diag) {
+                    *w = r.scale(inv(hd, theta));
+                }
+            }
+            None => {
+                for (w, &hd) in w.iter_mut().zip(diag) {
+                    *w = w.scale(inv(hd, theta));
+                }
+            }
+        };
         for (col, &(k, j)) in active.iter().enumerate() {
             match aside {
-                Some(a) => self.column.copy_from_slice(a.col_as_slice(k)),
-                None => self.column.copy_from_slice(self.v.col_as_slice(m + k)),
-            }
-            let w = self.v.col_as_slice_mut(m + col);
-            for ((w, &r), &hd) in w.iter_mut().zip(&self.column).zip(diag) {
-                let x = hd - theta[j];
-                let d = 0.5 * (1.0 + x + (1.0 + (x - 1.0) * (x - 1.0)).sqrt());
-                *w = r.scale(1.0 / d);
+                Some(a) => scale(
+                    self.v.col_as_slice_mut(m + col),
+                    Some(a.col_as_slice(k)),
+                    theta[j],
+                ),
+                None if k == col => scale(self.v.col_as_slice_mut(m + col), None, theta[j]),
+                None => {
+                    let (head, tail) = self.v.as_mut().split_at_col_mut(m + k);
+                    let r = tail
+                        .col(0)
+                        .try_as_col_major()
+                        .expect("contiguous column")
+                        .as_slice();
+                    let w = head
+                        .col_mut(m + col)
+                        .try_as_col_major_mut()
+                        .expect("contiguous column");
+                    scale(w.as_slice_mut(), Some(r), theta[j]);
+                }
             }
         }
     }
