@@ -4,7 +4,7 @@
 //! glibc's default raises its mmap threshold each time a mapped block is freed (up to 32 MiB),
 //! after which band blocks, mixing vectors and FFT buffers of a few MiB come from the arenas
 //! and, once freed, stay resident as fragmented free space. On si64 Γ (one thread) that was
-//! 434 MiB of peak RSS against 354 MiB with a fixed 1 MiB threshold, at the same speed (31.0 vs
+//! 424 MiB of peak RSS against 346 MiB with a fixed 1 MiB threshold, at the same speed (31.0 vs
 //! 29.3 s SCF; si8 5.1 s either way). A `MALLOC_MMAP_THRESHOLD_` set by the user wins.
 
 /// Fix the mmap threshold at 1 MiB (glibc on Linux; elsewhere nothing to do).
