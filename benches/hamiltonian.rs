@@ -15,7 +15,7 @@ use planewave::linalg::Mat;
 use std::path::PathBuf;
 
 fn block<T: BandScalar>(basis: &Basis, nb: usize) -> Mat<T> {
-    T::random(&basis.kpoints[0], nb, 7)
+    T::random(&basis.kpoints[0], &(0..nb).collect::<Vec<_>>(), 7)
 }
 
 fn bench_hpsi(c: &mut Criterion) {

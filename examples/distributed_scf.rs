@@ -76,7 +76,7 @@ fn run(world: Arc<dyn Communicator>) -> Option<(f64, Vec<[f64; 3]>)> {
     let groups = world.size();
     let sum = planewave::comm::sum::SumChoice::Fixed(Default::default());
     let order = Default::default();
-    let par = Parallel::over_kpoints(world.clone(), groups, order, &basis, 1, 4, sum)
+    let par = Parallel::over_kpoints(world.clone(), groups, 1, order, &basis, 1, 4, sum)
         .expect("a valid layout");
     basis
         .distribute(&model.crystal, par, 1, &Default::default())

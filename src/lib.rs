@@ -23,7 +23,7 @@
 //! let energies = Threads::run(4, |c| {
 //!     let (model, mut basis, params) = model_and_basis();
 //!     let sum = planewave::comm::sum::SumChoice::Fixed(Default::default());
-//!     let par = Parallel::over_kpoints(c.into_arc(), 2, Default::default(), &basis, 1, params.nbands, sum)
+//!     let par = Parallel::over_kpoints(c.into_arc(), 2, 1, Default::default(), &basis, 1, params.nbands, sum)
 //!         .expect("a valid layout");
 //!     basis.distribute(&model.crystal, par, 1, &Default::default()).expect("transform plans");
 //!     scf::run(&model, &basis, &params, |_| {}).expect("SCF").energies.total()

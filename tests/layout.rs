@@ -1,9 +1,10 @@
 //! Results never depend on the layout: the same inputs run in one process and on 1 to 4 (some
-//! cases up to 8) in-process (`Threads`) ranks, with every k-point-group count the rank count
-//! allows (the other ranks of a group form its G-vector group), give the same energies (1e-8 Ha
-//! per cell), eigenvalues (1e-8 Ha), forces (1e-7 Ha/bohr), stress (1e-9 Ha/bohr^3) and
-//! magnetisation — spin channels on different groups, smearing, pure G-vector layouts of the
-//! Γ-point real path (GGA, core correction, spin, smearing) and mixed k × G layouts included.
+//! cases up to 8) in-process (`Threads`) ranks, with every k-point-group × band-group split the
+//! rank count allows (the other ranks of a band group form its G-vector group), give the same
+//! energies (1e-8 Ha per cell), eigenvalues (1e-8 Ha), forces (1e-7 Ha/bohr), stress (1e-9
+//! Ha/bohr^3) and magnetisation — spin channels on different groups, smearing, pure G-vector
+//! layouts of the Γ-point real path (GGA, core correction, spin, smearing), band groups, and
+//! mixed k × band × G layouts included.
 
 mod common;
 
@@ -20,14 +21,19 @@ struct Numbers {
     forces: Vec<f64>,
     stress: Vec<f64>,
     owned_blocks: usize,
+    nbands: usize,
     /// Density-grid points this rank holds, and the whole grid's.
     grid_points: (usize, usize),
 }
 
-fn run_on(case: &str, world: Arc<dyn Communicator>, kpoint_groups: Option<usize>) -> Numbers {
+/// A k-point-group count and a band-group count (None: the default choice).
+type Split = (Option<usize>, Option<usize>);
+
+fn run_on(case: &str, world: Arc<dyn Communicator>, (kg, bg): Split) -> Numbers {
     let path = common::case_input(case);
     let mut spec = input::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    spec.parallel.kpoint_groups = kpoint_groups;
+    spec.parallel.kpoint_groups = kg;
+    spec.parallel.band_groups = bg;
     let s = setup::build_on(spec, world).unwrap_or_else(|e| panic!("{e}"));
     let r = scf::run(&s.model, &s.basis, &s.params, |_| {}).expect("SCF runs");
     assert!(r.converged, "{case}: SCF did not converge");
@@ -42,6 +48,7 @@ fn run_on(case: &str, world: Arc<dyn Communicator>, kpoint_groups: Option<usize>
         forces: f.total.iter().flatten().copied().collect(),
         stress: st.total.iter().flatten().copied().collect(),
         owned_blocks: par.owned_blocks(s.model.nspin(), nk).count(),
+        nbands: s.params.nbands,
         grid_points: (s.basis.rho_real_len(), s.basis.grid_len()),
     }
 }
@@ -55,33 +62,33 @@ fn max_diff(a: &[f64], b: &[f64]) -> f64 {
 }
 
 fn check_layouts(case: &str, rank_counts: &[usize]) {
-    let serial = run_on(case, Arc::new(Solo), None);
+    let serial = run_on(case, Arc::new(Solo), (None, None));
     for &n in rank_counts {
-        // Every k-point-group count; `None` (the default choice) resolves to one of them.
-        let groups: Vec<Option<usize>> =
-            (1..=n).filter(|g| n.is_multiple_of(*g)).map(Some).collect();
-        for kg in groups {
-            let blocks = serial.owned_blocks;
-            if kg.is_some_and(|g| g > blocks) {
+        // Every k-point-group × band-group split (the default choice resolves to one of them);
+        // no more k-point groups than blocks, no more band groups than bands.
+        let splits = (1..=n).flat_map(|kg| (1..=n / kg).map(move |bg| (kg, bg)));
+        for (kg, bg) in splits.filter(|(kg, bg)| n.is_multiple_of(kg * bg)) {
+            if kg > serial.owned_blocks || bg > serial.nbands {
                 continue;
             }
-            let all = Threads::run(n, |c| run_on(case, c.into_arc(), kg));
+            let all = Threads::run(n, |c| run_on(case, c.into_arc(), (Some(kg), Some(bg))));
             let total_owned: usize = all.iter().map(|x| x.owned_blocks).sum();
-            let per_group = n / kg.expect("explicit group counts");
             assert_eq!(
                 total_owned,
-                blocks * per_group,
-                "{case} on {n} ranks, kpoint_groups {kg:?}: every block owned by exactly one group"
+                serial.owned_blocks * (n / kg),
+                "{case} on {n} ranks, kpoint_groups {kg}: every block owned by exactly one group"
             );
             // Each G-vector group deals the density grid: every point on one of its ranks.
             let points: usize = all.iter().map(|x| x.grid_points.0).sum();
             assert_eq!(
                 points,
-                serial.grid_points.1 * kg.expect("explicit group counts"),
-                "{case} on {n} ranks, kpoint_groups {kg:?}: the density grid is dealt"
+                serial.grid_points.1 * kg * bg,
+                "{case} on {n} ranks, kpoint_groups {kg}, band_groups {bg}: the density grid is dealt"
             );
             for (rank, p) in all.iter().enumerate() {
-                let what = format!("{case} on {n} ranks (rank {rank}), kpoint_groups {kg:?}");
+                let what = format!(
+                    "{case} on {n} ranks (rank {rank}), kpoint_groups {kg}, band_groups {bg}"
+                );
                 let de = (p.energy - serial.energy).abs();
                 assert!(de < 1e-8, "{what}: energy differs by {de:.2e} Ha");
                 let d = max_diff(&p.eigenvalues, &serial.eigenvalues);
@@ -93,7 +100,7 @@ fn check_layouts(case: &str, rank_counts: &[usize]) {
                 let dm = (p.magnetization - serial.magnetization).abs();
                 assert!(dm < 1e-8, "{what}: magnetisation differs by {dm:.2e}");
             }
-            println!("{case}: {n} ranks, kpoint_groups {kg:?}: same results");
+            println!("{case}: {n} ranks, kpoint_groups {kg}, band_groups {bg}: same results");
         }
     }
 }

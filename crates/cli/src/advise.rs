@@ -92,7 +92,7 @@ fn predict(s: &Setup, ranks: usize, kg: usize, threads: usize) -> Candidate {
             s.basis.ecut,
             slowest_blocks,
             s.params.nbands,
-            g,
+            (1, g),
             matches!(s.spec.kpoints, Kpoints::Gamma),
             s.params.eigensolver,
         ),

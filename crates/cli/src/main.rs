@@ -50,8 +50,9 @@ struct ParallelArgs {
     /// as divide the ranks and have (spin, k) blocks to work on.
     #[arg(long, value_name = "N")]
     kpoint_groups: Option<usize>,
-    /// Band groups (QE -nb, VASP NPAR); overrides [parallel] band_groups. Only 1 until band
-    /// groups are implemented.
+    /// Band groups (QE -nb, VASP NPAR); overrides [parallel] band_groups. The bands of each
+    /// k-point are dealt round-robin over the band groups of its k-point group; the ranks of a
+    /// band group share its G-vectors. Default 1 (needs the Davidson eigensolver above 1).
     #[arg(long, value_name = "N")]
     band_groups: Option<usize>,
     /// Stop the SCF after N iterations (overrides scf.max_iterations); the report still

@@ -665,8 +665,12 @@ fn impossible_parallel_options_are_refused() {
     for (args, expect) in [
         (vec!["--ranks", "0"], "--ranks must be at least 1"),
         (
-            vec!["--ranks", "2", "--band-groups", "2"],
-            "band groups are not implemented yet",
+            vec!["--ranks", "2", "--band-groups", "3"],
+            "3 band groups do not divide the 2 ranks of a k-point group",
+        ),
+        (
+            vec!["--ranks", "8", "--band-groups", "8"],
+            "8 band groups for 4 bands",
         ),
         (
             vec!["--ranks", "2", "--kpoint-groups", "3"],

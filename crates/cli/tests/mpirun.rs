@@ -154,6 +154,22 @@ fn kpoint_groups_times_gvector_groups_match_serial() {
     );
 }
 
+#[test]
+fn band_groups_match_serial() {
+    // Bands over 2 band groups of one rank (k-points; Γ-point real bands with spin and
+    // smearing), then 2 band groups of 2 G-vector ranks and 2 k-point groups of 2 band groups.
+    same_results_with("si2_lda_gth", 2, &["--band-groups", "2"], &[]);
+    same_results_with(
+        "o2_pbe_spin_smearing_gamma",
+        2,
+        &["--band-groups", "2"],
+        &[],
+    );
+    same_results_with("si8_pbe_nlcc_gamma", 4, &["--band-groups", "2"], &[]);
+    let kb = ["--kpoint-groups", "2", "--band-groups", "2"];
+    same_results_with("si8_lda_gth_displaced", 4, &kb, &[]);
+}
+
 /// The G-vector group's subspace eigenproblems through ScaLAPACK (forced: this case's
 /// matrices are below the size from which `auto` picks it) give the serial results.
 #[cfg(feature = "scalapack")]

@@ -33,9 +33,10 @@ pub trait BandScalar: Scalar {
     /// The bands multiplied coefficient by coefficient by `i (k+G)_dir` (the gradient along
     /// Cartesian `dir`), in this representation.
     fn times_i_kpg(kpt: &Kpoint, psi: MatRef<'_, Self>, dir: usize) -> Mat<Self>;
-    /// A seeded random starting block, damped at high kinetic energy: column `b` is drawn from
-    /// the stream `(seed, b)`, so a band's start does not depend on who computes it.
-    fn random(kpt: &Kpoint, nb: usize, seed: u64) -> Mat<Self>;
+    /// A seeded random starting block of the bands `bands` (global indices), damped at high
+    /// kinetic energy: band `b` is drawn from the stream `(seed, b)`, so a band's start does
+    /// not depend on who computes it.
+    fn random(kpt: &Kpoint, bands: &[usize], seed: u64) -> Mat<Self>;
 }
 
 /// Items per rayon task so that each thread gets one contiguous share: the per-task grid and FFT
@@ -44,24 +45,25 @@ fn per_thread(items: usize) -> usize {
     items.div_ceil(rayon::current_num_threads()).max(1)
 }
 
-/// A `rows × nb` random block: row `i` of column `b` is `make(draws, kinetic[i])`, where
-/// `draws` are the `per_row` numbers of the row's global index `global[i]` in the stream
-/// `(seed, b)` (drawn in global row order), so a band's start does not depend on the layout.
+/// A `rows × bands.len()` random block: row `i` of the column of band `b` is
+/// `make(draws, kinetic[i])`, where `draws` are the `per_row` numbers of the row's global
+/// index `global[i]` in the stream `(seed, b)` (drawn in global row order), so a band's start
+/// does not depend on the layout.
 fn random_columns<T: Scalar>(
     global: &[usize],
     n_global: usize,
     kinetic: &[f64],
-    nb: usize,
+    bands: &[usize],
     seed: u64,
     per_row: usize,
     make: impl Fn(&[f64], f64) -> T,
 ) -> Mat<T> {
-    let mut m = Mat::zeros(global.len(), nb);
+    let mut m = Mat::zeros(global.len(), bands.len());
     let mut draws = vec![0.0; n_global * per_row];
-    for b in 0..nb {
+    for (c, &b) in bands.iter().enumerate() {
         let mut rng = crate::rng::stream(seed, &[b as u64]);
         draws.iter_mut().for_each(|x| *x = rng.next_centered());
-        let col = col_mut(m.as_mut().subcols_mut(b, 1));
+        let col = col_mut(m.as_mut().subcols_mut(c, 1));
         for ((x, &g), &t) in col.iter_mut().zip(global).zip(kinetic) {
             *x = make(&draws[g * per_row..(g + 1) * per_row], t);
         }
@@ -204,9 +206,9 @@ impl BandScalar for Complex64 {
         })
     }
 
-    fn random(kpt: &Kpoint, nb: usize, seed: u64) -> Mat<Self> {
+    fn random(kpt: &Kpoint, bands: &[usize], seed: u64) -> Mat<Self> {
         let (rows, n) = global_rows(kpt);
-        random_columns(&rows, n, &kpt.kinetic, nb, seed, 2, |x, t| {
+        random_columns(&rows, n, &kpt.kinetic, bands, seed, 2, |x, t| {
             let d = 1.0 / (1.0 + t);
             Complex64::new(x[0] * d, x[1] * d)
         })
@@ -468,8 +470,10 @@ impl BandScalar for f64 {
         out
     }
 
-    fn random(kpt: &Kpoint, nb: usize, seed: u64) -> Mat<Self> {
+    fn random(kpt: &Kpoint, bands: &[usize], seed: u64) -> Mat<Self> {
         let (rows, n) = global_rows(kpt);
-        random_columns(&rows, n, &kpt.kinetic, nb, seed, 1, |x, t| x[0] / (1.0 + t))
+        random_columns(&rows, n, &kpt.kinetic, bands, seed, 1, |x, t| {
+            x[0] / (1.0 + t)
+        })
     }
 }

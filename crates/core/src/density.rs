@@ -143,9 +143,9 @@ pub fn with_core(
     }
 }
 
-/// Density of occupied states: `psi[s][k]` (bands as columns) with occupations `occ[s][k][n]`.
-/// Each rank adds the blocks it owns at its grid points; the sum over the k-point groups
-/// completes it (a G-vector group's ranks hold different points). The symmetriser sees the
+/// Density of occupied states: `psi[s][k]` (this rank's bands as columns) with occupations
+/// `occ[s][k][n]` (all bands). Each rank adds its bands of the blocks it owns at its grid
+/// points; the sum over band and k-point groups completes it (a G-vector group's ranks hold different points). The symmetriser sees the
 /// whole sphere ([`Basis::rho_gather`]).
 pub fn from_wavefunctions<T: BandScalar>(
     basis: &Basis,
@@ -162,14 +162,15 @@ pub fn from_wavefunctions<T: BandScalar>(
                 if !par.owns(s, k) {
                     continue;
                 }
-                let weights: Vec<f64> = occ_s[k].iter().map(|f| kpt.weight * f).collect();
+                let mine = par.local_band_values(&occ_s[k]);
+                let weights: Vec<f64> = mine.iter().map(|f| kpt.weight * f).collect();
                 T::add_density(kpt, &basis.fft, &psi_s[k], &weights, &mut acc[s]);
             }
         }
     });
     let inv_vol = 1.0 / basis.volume;
     for a in &mut acc {
-        par.sum_over_kgroups(a);
+        par.sum_over_blocks(a);
         a.iter_mut().for_each(|x| *x *= inv_vol);
     }
     let fields: Vec<&[f64]> = acc.iter().map(Vec::as_slice).collect();

@@ -140,12 +140,15 @@ impl ParallelReport {
         let world = par.world();
         let k = world.stats().get(CommClass::Kpoint);
         let gv = world.stats().get(CommClass::GVector);
+        let bd = world.stats().get(CommClass::Band);
         let mine = [
             par.block_seconds(),
             k.seconds,
             k.wait_seconds,
             gv.seconds,
             gv.wait_seconds,
+            bd.seconds,
+            bd.wait_seconds,
         ];
         let all = world.allgatherv(&mine, CommClass::Other);
         let rows: Vec<&[f64]> = all.chunks(mine.len()).collect();
@@ -164,9 +167,13 @@ impl ParallelReport {
             1.0
         };
         let g = layout.gvector_groups;
-        // Inside block work: G-vector transposes and sums (class G), and the waiting in them.
+        let b = layout.band_groups;
+        // Inside block work: band-ring transfers and sums (class band), G-vector transposes and
+        // sums (class G), and the waiting in them.
+        let (b_wait, b_comm) = (mean(6), (mean(5) - mean(6)).max(0.0));
+        let b_compute = (compute - b_comm - b_wait).max(0.0);
         let (g_wait, g_comm) = (mean(4), (mean(3) - mean(4)).max(0.0));
-        let g_compute = (compute - g_comm - g_wait).max(0.0);
+        let g_compute = (b_compute - g_comm - g_wait).max(0.0);
         let levels = vec![
             LevelReport {
                 level: "k-point",
@@ -182,12 +189,18 @@ impl ParallelReport {
             },
             LevelReport {
                 level: "band",
-                ways: layout.band_groups,
-                computation_s: compute,
-                communication_s: 0.0,
-                waiting_s: 0.0,
-                efficiency: 1.0,
-                note: "bands not distributed".into(),
+                ways: b,
+                computation_s: b_compute,
+                communication_s: b_comm,
+                waiting_s: b_wait,
+                efficiency: share(b_compute, compute),
+                note: if b > 1 {
+                    let algo =
+                        crate::eigensolver::band_algorithm().map_or_else(|e| e, |a| a.to_string());
+                    format!("bands dealt round-robin over {b} groups (band products: {algo})")
+                } else {
+                    "bands not distributed".into()
+                },
             },
             LevelReport {
                 level: "G-vector",
@@ -195,7 +208,7 @@ impl ParallelReport {
                 computation_s: g_compute,
                 communication_s: g_comm,
                 waiting_s: g_wait,
-                efficiency: share(g_compute, compute),
+                efficiency: share(g_compute, b_compute),
                 note: if g > 1 {
                     format!(
                         "plane waves and density grid over {g} ranks (transposes: {}; subspace problems: {})",

@@ -5,15 +5,18 @@
 //! - One `Parallel` per basis (the [`Basis`] owns it); every rank holds the
 //!   same deal. A (spin, k) block belongs to exactly one k-point group, chosen by cost (plane
 //!   waves × bands, largest first to the least loaded group), never by rank.
-//! - Inside a k-point group the ranks form one G-vector group (band groups are the next
-//!   level): the plane waves of the group's k-points are dealt over it
-//!   ([`Basis::distribute`]) and so is the density grid; sums over plane waves or grid points
-//!   are completed over the group by `Kpoint::sum_over_g` and `Basis::sum_over_rho` before
-//!   the sum over k-point groups.
-//! - Anything summed over blocks (densities, band energies, forces, stress, eigenvalue
-//!   tables) is a local sum over the owned blocks plus one [`Parallel::sum_over_kgroups`]
-//!   over the `inter_kpoint` communicator (class k), through the run's [`SumAlgorithm`]. The
-//!   result is the same on every rank of an `inter_kpoint` group.
+//! - Inside a k-point group the bands of each block are dealt round-robin over the band
+//!   groups ([`Parallel::local_bands`]: band `j` to band group `j % band_groups`), and the
+//!   ranks of a band group form its G-vector group: the plane waves of the k-points are dealt
+//!   over it ([`Basis::distribute`]) and so is the density grid; sums over plane waves or
+//!   grid points are completed over the group by `Kpoint::sum_over_g` and
+//!   `Basis::sum_over_rho`. Every band group holds the same G-vector rows and grid points.
+//! - Anything summed over bands (densities, band energies, forces, stress) is a local sum
+//!   over the owned blocks' local bands plus one [`Parallel::sum_over_blocks`] (over the band
+//!   groups, then over the `inter_kpoint` communicator (class k) through the run's
+//!   [`SumAlgorithm`]); tables every band group holds whole (eigenvalues) need only
+//!   [`Parallel::sum_over_kgroups`]. The results are the same on every rank that holds the
+//!   same rows.
 //! - Decisions that steer control flow (convergence) go through [`Parallel::agree`], so that
 //!   no rank leaves a loop its peers stay in.
 //! - Seconds of block work (eigensolver, density, forces) are recorded per rank with
@@ -163,13 +166,16 @@ impl Parallel {
         }
     }
 
-    /// The layout of `kpoint_groups` k-point groups (one band group; the remaining ranks of
-    /// each group share its work) on `world` for `basis` with `nspin` channels of `nbands`
-    /// bands, its topology (collective) and the deal of the blocks by cost (plane waves ×
-    /// bands); the k-point sum strategy as `sum` says (`Auto` times both on the grid size).
+    /// The layout of `kpoint_groups` k-point groups of `band_groups` band groups each (the
+    /// remaining ranks of a band group share its G-vectors) on `world` for `basis` with
+    /// `nspin` channels of `nbands` bands, its topology (collective) and the deal of the
+    /// blocks by cost (plane waves × bands); the k-point sum strategy as `sum` says (`Auto`
+    /// times both on the grid size).
+    #[allow(clippy::too_many_arguments)]
     pub fn over_kpoints(
         world: Arc<dyn Communicator>,
         kpoint_groups: usize,
+        band_groups: usize,
         order: RankOrder,
         basis: &Basis,
         nspin: usize,
@@ -182,7 +188,7 @@ impl Parallel {
             fft_planes: basis.grid.dims[2],
         });
         request.kpoint_groups = Some(kpoint_groups);
-        request.band_groups = Some(1);
+        request.band_groups = Some(band_groups);
         request.order = order;
         let topology = Topology::new(world, &request)?;
         let sum = match sum {
@@ -268,6 +274,44 @@ impl Parallel {
         (0..nspin)
             .flat_map(move |s| (0..nkpoints).map(move |k| (s, k)))
             .filter(|&(s, k)| self.owns(s, k))
+    }
+
+    /// The ranks of this k-point group holding the other bands of the same rows (one per band
+    /// group, class band).
+    pub fn band_comm(&self) -> &Arc<dyn Communicator> {
+        &self.topology.band
+    }
+
+    /// Number of band groups per k-point group.
+    pub fn band_groups(&self) -> usize {
+        self.topology.layout.band_groups
+    }
+
+    /// Global indices of this rank's bands out of `nbands` (round-robin over the band groups).
+    pub fn local_bands(&self, nbands: usize) -> Vec<usize> {
+        let p = self.band_groups();
+        (self.topology.band_group..nbands).step_by(p).collect()
+    }
+
+    /// The entries of a per-band table (`all[j]` for band j) that belong to this rank's bands.
+    pub fn local_band_values(&self, all: &[f64]) -> Vec<f64> {
+        let p = self.band_groups();
+        all.iter()
+            .skip(self.topology.band_group)
+            .step_by(p)
+            .copied()
+            .collect()
+    }
+
+    /// Sum `data` (partial sums over this rank's bands of its blocks) over the band groups and
+    /// the k-point groups, in place.
+    pub fn sum_over_blocks<T: Element>(&self, data: &mut [T]) {
+        if self.band_groups() > 1 {
+            self.topology
+                .band
+                .allreduce(data, ReduceOp::Sum, CommClass::Band);
+        }
+        self.sum_over_kgroups(data);
     }
 
     /// Sum `data` over the k-point groups (class k), in place.

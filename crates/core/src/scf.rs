@@ -255,6 +255,7 @@ fn run_with<T: BandScalar>(
         Some(g) if g.len() == nspin => Density::from_g(basis, g),
         _ => density::atomic_guess(model, basis),
     };
+    let my_bands = par.local_bands(params.nbands);
     let fits = |psi: &Vec<Vec<Mat<T>>>| {
         psi.len() == nspin
             && psi.iter().enumerate().all(|(s, ps)| {
@@ -265,7 +266,7 @@ fn run_with<T: BandScalar>(
                         .enumerate()
                         .all(|(k, (m, kpt))| {
                             !par.owns(s, k)
-                                || (m.nrows() == kpt.dim() && m.ncols() == params.nbands)
+                                || (m.nrows() == kpt.dim() && m.ncols() == my_bands.len())
                         })
             })
     };
@@ -280,7 +281,7 @@ fn run_with<T: BandScalar>(
                     .map(|(k, kpt)| {
                         if par.owns(s, k) {
                             let seed = crate::rng::stream(params.seed, &[s as u64, k as u64]);
-                            T::random(kpt, params.nbands, seed.state())
+                            T::random(kpt, &my_bands, seed.state())
                         } else {
                             Mat::zeros(0, 0)
                         }
@@ -336,18 +337,31 @@ fn run_with<T: BandScalar>(
         let t0 = Instant::now();
         let mut eig = vec![vec![Vec::new(); nk]; nspin];
         let mut eig_iters = [0.0];
-        par.time_block_work(|| {
+        par.time_block_work(|| -> Result<(), String> {
             for (s, k) in par.owned_blocks(nspin, nk) {
                 let h = KHamiltonian::new(&basis.kpoints[k], &basis.fft, &veff[s], fixed.proj(k));
                 let x0 = std::mem::replace(&mut psi[s][k], Mat::zeros(0, 0));
-                let r = params
-                    .eigensolver
-                    .solve(&h, x0, tol, n_occupied[s][k], 1, maxiter);
+                let r = if par.band_groups() > 1 {
+                    params.eigensolver.solve_bands(
+                        &h,
+                        par.band_comm(),
+                        x0,
+                        params.nbands,
+                        tol,
+                        n_occupied[s][k],
+                        maxiter,
+                    )?
+                } else {
+                    params
+                        .eigensolver
+                        .solve(&h, x0, tol, n_occupied[s][k], 1, maxiter)
+                };
                 eig_iters[0] += r.iterations as f64;
                 eig[s][k] = r.values;
                 psi[s][k] = r.vectors;
             }
-        });
+            Ok(())
+        })?;
         // Every rank needs every eigenvalue for the occupations.
         par.gather_blocks(&mut eig, params.nbands);
         par.sum_over_kgroups(&mut eig_iters);

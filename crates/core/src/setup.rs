@@ -314,7 +314,7 @@ pub fn build_following(
         spec.ecut,
         blocks_per_group,
         nbands,
-        layout.gvector_groups,
+        (layout.band_groups, layout.gvector_groups),
         matches!(spec.kpoints, Kpoints::Gamma),
         eigensolver,
     );
@@ -459,12 +459,14 @@ fn read_species(
 }
 
 /// Estimated peak memory of one rank (bytes) holding its share of `blocks` (spin, k) blocks of
-/// `nbands` bands whose plane waves are dealt over `gvector_ranks` ranks; `gamma_real` when the
-/// bands are real (Γ point: 8 bytes per coefficient instead of 16).
+/// `nbands` bands dealt over `groups.0` band groups whose plane waves are dealt over `groups.1`
+/// ranks; `gamma_real` when the bands are real (Γ point: 8 bytes per coefficient instead of
+/// 16).
 ///
 /// Terms: the bands of every block and their projectors, plus one workspace of `eigensolver`
-/// ([`Eigensolver::workspace_blocks`] blocks of nbands vectors), all
-/// divided over the G-vector group; about three density grids' worth of arrays that do not
+/// ([`Eigensolver::workspace_blocks`] blocks of nbands vectors, and two more for the blocks in
+/// flight in the band ring when bands are dealt), all divided over the G-vector group, the
+/// bands and the workspace also over the band groups; about three density grids' worth of arrays that do not
 /// shrink with the group (whole-sphere arrays, the dense kernels' packing buffers, libraries);
 /// the exchange buffers of the dealt transforms; a fixed base (program, thread stacks).
 ///
@@ -478,10 +480,11 @@ pub fn memory_per_rank(
     ecut: f64,
     blocks: usize,
     nbands: usize,
-    gvector_ranks: usize,
+    groups: (usize, usize),
     gamma_real: bool,
     eigensolver: Eigensolver,
 ) -> f64 {
+    let (band_groups, gvector_ranks) = groups;
     let npw_est =
         model.crystal.volume * (2.0 * ecut).powf(1.5) / (6.0 * std::f64::consts::PI.powi(2));
     let nproj: f64 = model
@@ -502,50 +505,65 @@ pub fn memory_per_rank(
     let blocks = blocks as f64;
     let nb = nbands as f64;
     let g = gvector_ranks.max(1) as f64;
-    let workspace = eigensolver.workspace_blocks() as f64 * nb;
-    let bands = word * npw_est / g * (blocks * (nb + nproj) + workspace);
+    let (ring, bg) = match band_groups.max(1) {
+        1 => (0.0, 1.0),
+        b => (2.0, b as f64),
+    };
+    let workspace = (eigensolver.workspace_blocks() as f64 + ring) * nb / bg;
+    let bands = word * npw_est / g * (blocks * (nb / bg + nproj) + workspace);
     let grids = 3.0 * grid_est;
     let buffers = if g > 1.0 { 4.0 * grid_est / g } else { 0.0 };
     let base = 24.0 * 1048576.0;
     bands + grids + buffers + base
 }
 
-/// The layout of `spec.parallel` on `ranks` ranks. What the input leaves out: as many k-point
-/// groups as divide the ranks and have blocks to work on (the rest of a group's ranks share
-/// its blocks), one band group. Band groups above one are refused until they exist.
+/// The layout of `spec.parallel` on `ranks` ranks. What the input leaves out: one band group,
+/// and as many k-point groups as divide the ranks and have blocks to work on (the rest of a
+/// group's ranks share its blocks' G-vectors).
 fn parallel_layout(
     spec: &RunSpec,
     ranks: usize,
     problem: ProblemSize,
 ) -> Result<Layout, InputError> {
     use planewave_comm::topology::{resolve_layout, LayoutRequest, RankOrder};
-    if let Some(bg) = spec.parallel.band_groups.filter(|&b| b > 1) {
+    let band_groups = spec.parallel.band_groups.unwrap_or(1);
+    if band_groups > 1 && spec.scf.eigensolver == "lobpcg" {
         return Err(err(
             spec,
             "parallel.band_groups",
-            format!("{bg} band groups asked for, but band groups are not implemented yet"),
-            "use band_groups = 1 (or leave it out); split the ranks over k-point groups instead",
+            format!("{band_groups} band groups asked for with the LOBPCG eigensolver, which works on whole bands only"),
+            "use eigensolver = \"davidson\" (the default) or band_groups = 1",
         ));
     }
     let mut request = LayoutRequest::auto(problem);
-    request.band_groups = Some(1);
+    request.band_groups = Some(band_groups);
     request.kpoint_groups = spec.parallel.kpoint_groups.or_else(|| {
-        (1..=ranks.min(problem.kpoints))
+        (1..=(ranks / band_groups).min(problem.kpoints))
             .rev()
-            .find(|kg| ranks.is_multiple_of(*kg))
+            .find(|kg| ranks.is_multiple_of(*kg * band_groups))
+            .or(Some(1))
     });
     if spec.parallel.band_consecutive {
         request.order = RankOrder::BandConsecutive;
     }
     resolve_layout(ranks, &request).map_err(|e| {
         let hint = match &e.nearest {
+            Some(l) if band_groups > 1 => format!(
+                "use kpoint_groups = {}, band_groups = {} (or leave them out to let planewave choose)",
+                l.kpoint_groups, l.band_groups
+            ),
             Some(l) => format!(
                 "use kpoint_groups = {} (or leave it out to let planewave choose)",
                 l.kpoint_groups
             ),
             None => "leave [parallel] out to let planewave choose".to_string(),
         };
-        err(spec, "parallel.kpoint_groups", e.to_string(), hint)
+        let key = if e.reason.contains("band group") {
+            "parallel.band_groups"
+        } else {
+            "parallel.kpoint_groups"
+        };
+        err(spec, key, e.to_string(), hint)
     })
 }
 
@@ -569,7 +587,8 @@ fn distribute(
             )
         })?;
     let kg = layout.kpoint_groups;
-    Parallel::over_kpoints(world, kg, layout.order, basis, nspin, nbands, sum)
+    let bg = layout.band_groups;
+    Parallel::over_kpoints(world, kg, bg, layout.order, basis, nspin, nbands, sum)
         .map_err(|e| err(spec, "parallel.kpoint_groups", e.to_string(), ""))
 }
 

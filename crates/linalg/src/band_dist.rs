@@ -9,6 +9,12 @@
 //!   GEMM on the current one; memory per rank stays O(npw · nbands / p).
 //! - `Gather`: every rank all-gathers the whole block and multiplies locally (the simple
 //!   alternative the ring replaces; O(npw · nbands) memory per rank).
+//! - `Reduce`: rotations `Y = Psi X` by one local GEMM of this rank's bands against their rows
+//!   of `X` (every output column, as partial sums) and one reduce-scatter that sums the partial
+//!   columns onto their owners: each rank sends about `npw · m` elements for `m` output columns
+//!   instead of circulating the whole input block, which pays when the input is wider than the
+//!   output (a search space of several blocks against the bands). Overlaps, where one operand
+//!   must travel whole anyway, circulate the other operand by the natural ring.
 //!
 //! Replicated inputs (rotation matrices) must be identical on every rank; replicated outputs
 //! (full overlaps, Cholesky factors) are. Orthonormalisation: full overlap, Cholesky and
@@ -24,7 +30,7 @@ use crate::scalar::{LinalgError, Scalar};
 use crate::subspace::redundant_cholesky;
 use faer::{Mat, MatMut, MatRef};
 use planewave_comm::ring::RingOrder;
-use planewave_comm::{AlltoallvStrategy, CommClass, CommExt, Communicator};
+use planewave_comm::{AlltoallvStrategy, CommClass, CommExt, Communicator, ReduceOp};
 use std::fmt;
 use std::sync::Arc;
 
@@ -35,15 +41,47 @@ pub enum BandAlgorithm {
     Ring(RingOrder),
     /// All-gather the whole block, multiply locally.
     Gather,
+    /// Rotations: local GEMM and a reduce-scatter of the partial products; overlaps: the
+    /// natural ring.
+    Reduce,
 }
 
 impl BandAlgorithm {
     /// Every algorithm.
-    pub const ALL: [BandAlgorithm; 3] = [
+    pub const ALL: [BandAlgorithm; 4] = [
         BandAlgorithm::Ring(RingOrder::Natural),
         BandAlgorithm::Ring(RingOrder::OddEven),
         BandAlgorithm::Gather,
+        BandAlgorithm::Reduce,
     ];
+}
+
+impl std::str::FromStr for BandAlgorithm {
+    type Err = String;
+
+    /// The name [`Display`](fmt::Display) prints.
+    fn from_str(name: &str) -> Result<Self, String> {
+        BandAlgorithm::ALL
+            .into_iter()
+            .find(|a| a.to_string() == name)
+            .ok_or_else(|| {
+                let names: Vec<String> = BandAlgorithm::ALL.iter().map(|a| a.to_string()).collect();
+                format!(
+                    "unknown band algorithm \"{name}\" (known: {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+impl BandAlgorithm {
+    /// The algorithm of overlaps (`Reduce` circulates the other operand by the natural ring).
+    fn for_overlaps(self) -> Self {
+        match self {
+            BandAlgorithm::Reduce => BandAlgorithm::Ring(RingOrder::Natural),
+            a => a,
+        }
+    }
 }
 
 impl fmt::Display for BandAlgorithm {
@@ -52,6 +90,7 @@ impl fmt::Display for BandAlgorithm {
             BandAlgorithm::Ring(RingOrder::Natural) => "ring-natural",
             BandAlgorithm::Ring(RingOrder::OddEven) => "ring-oddeven",
             BandAlgorithm::Gather => "gather",
+            BandAlgorithm::Reduce => "reduce",
         })
     }
 }
@@ -129,6 +168,7 @@ impl<T: Scalar> BandDistBlock<T> {
     /// The rows of `S = self^H other` for this rank's bands of `self` (`nlocal x
     /// other.nbands`, row `l` is band `band_global(rank, p, l)`).
     pub fn overlap_rows(&self, other: &BandDistBlock<T>, algo: BandAlgorithm) -> Mat<T> {
+        let algo = algo.for_overlaps();
         assert_eq!(
             self.npw, other.npw,
             "planewave-linalg: overlap of blocks of different npw"
@@ -137,6 +177,7 @@ impl<T: Scalar> BandDistBlock<T> {
         let nb = other.nbands;
         let mut s = Mat::<T>::zeros(self.local.ncols(), nb);
         match algo {
+            BandAlgorithm::Reduce => unreachable!("overlaps run by the ring"),
             BandAlgorithm::Gather => {
                 let full = other.to_global();
                 gemm(
@@ -205,6 +246,17 @@ impl<T: Scalar> BandDistBlock<T> {
         self.rotate_impl(x, algo, true)
     }
     fn rotate_impl(&self, x: MatRef<'_, T>, algo: BandAlgorithm, upper: bool) -> BandDistBlock<T> {
+        if algo == BandAlgorithm::Reduce {
+            // The triangular kernels are a ring's; a reduced rotation reads the triangle.
+            let x = Mat::from_fn(x.nrows(), x.ncols(), |i, j| {
+                if !upper || i <= j {
+                    x[(i, j)]
+                } else {
+                    T::from_f64(0.0)
+                }
+            });
+            return rotate_stack(&[self], x.as_ref(), algo);
+        }
         assert_eq!(
             x.nrows(),
             self.nbands,
@@ -224,6 +276,7 @@ impl<T: Scalar> BandDistBlock<T> {
             }
         });
         match algo {
+            BandAlgorithm::Reduce => unreachable!("reduced rotations returned above"),
             BandAlgorithm::Gather => {
                 let full = self.to_global();
                 gemm(
@@ -257,6 +310,58 @@ impl<T: Scalar> BandDistBlock<T> {
             }
         }
         BandDistBlock::new(self.comm.clone(), self.npw, nout, y)
+    }
+    /// The bands `cols` of this block (global indices, any order, no repeats), as a new block
+    /// whose band `c` is `cols[c]`, dealt round-robin: every column moves once, straight from
+    /// its owner to its new owner (one all-to-all-v). Collective.
+    pub fn select(&self, cols: &[usize]) -> BandDistBlock<T> {
+        let (p, me) = (self.comm.size(), self.comm.rank());
+        let npw = self.npw;
+        // New band c goes from rank cols[c] % p (local column cols[c] / p) to rank c % p.
+        let mut send = Vec::new();
+        let mut send_counts = vec![0; p];
+        for (dest, count) in send_counts.iter_mut().enumerate() {
+            for &j in cols.iter().skip(dest).step_by(p) {
+                if j % p == me {
+                    send.extend(self.local.col(j / p).iter().copied());
+                    *count += npw;
+                }
+            }
+        }
+        let mine: Vec<usize> = cols.iter().skip(me).step_by(p).copied().collect();
+        let recv_counts: Vec<usize> = (0..p)
+            .map(|src| npw * mine.iter().filter(|&&j| j % p == src).count())
+            .collect();
+        let recv = if p == 1 {
+            send
+        } else {
+            self.comm
+                .alltoallv(&send, &send_counts, &recv_counts, CLASS)
+        };
+        // From each source the columns arrive in increasing new index.
+        let mut next: Vec<usize> = (0..p)
+            .scan(0, |acc, src| {
+                let at = *acc;
+                *acc += recv_counts[src];
+                Some(at)
+            })
+            .collect();
+        let mut local = Mat::<T>::zeros(npw, mine.len());
+        for (l, &j) in mine.iter().enumerate() {
+            let at = &mut next[j % p];
+            local
+                .col_mut(l)
+                .copy_from(vec_view(&recv[*at..*at + npw], npw, 1).col(0));
+            *at += npw;
+        }
+        BandDistBlock::new(self.comm.clone(), npw, cols.len(), local)
+    }
+    /// One value per band from this rank's values of its bands (`local_values[l]` for local
+    /// band `l`), identical on every rank (an all-gather).
+    pub fn gather_values(&self, local_values: &[f64]) -> Vec<f64> {
+        let row = Mat::from_fn(1, local_values.len(), |_, l| local_values[l]);
+        let all = gather_bands(&*self.comm, row.as_ref(), self.nbands);
+        (0..self.nbands).map(|j| all[(0, j)]).collect()
     }
     /// Orthonormalise the bands in place: `S = Psi^H Psi = L L^H` (replicated; factor and
     /// inverse on rank 0, broadcast), then `Psi <- Psi L^-H` by [`rotate_upper`](Self::rotate_upper).
@@ -315,6 +420,186 @@ impl<T: Scalar> BandDistBlock<T> {
         }
         GDistBlock::new(self.comm.clone(), rows.clone(), local)
     }
+}
+
+/// `[blocks]^H other` (`sum of the blocks' band counts x other.nbands`), identical on every
+/// rank: the blocks (each dealt over its own bands, all on `other`'s communicator) read as one
+/// block of their bands side by side, with `other` circulated once for all of them.
+pub fn overlap_stack<T: Scalar>(
+    blocks: &[&BandDistBlock<T>],
+    other: &BandDistBlock<T>,
+    algo: BandAlgorithm,
+) -> Mat<T> {
+    let comm = &*other.comm;
+    let p = comm.size();
+    let nb = other.nbands;
+    let mut rows: Vec<Mat<T>> = blocks
+        .iter()
+        .map(|b| {
+            assert_eq!(
+                b.npw, other.npw,
+                "planewave-linalg: overlap of blocks of different npw"
+            );
+            Mat::<T>::zeros(b.local.ncols(), nb)
+        })
+        .collect();
+    let mut part = Mat::<T>::zeros(0, 0);
+    let mut visit = |cols: &dyn Fn(usize) -> usize, block: MatRef<'_, T>| {
+        for (b, s) in blocks.iter().zip(rows.iter_mut()) {
+            part.resize_with(b.local.ncols(), block.ncols(), |_, _| T::from_f64(0.0));
+            gemm(part.as_mut(), false, b.local.as_ref(), true, block, false);
+            for l in 0..block.ncols() {
+                s.col_mut(cols(l)).copy_from(part.col(l));
+            }
+        }
+    };
+    match algo.for_overlaps() {
+        BandAlgorithm::Gather => visit(&|l| l, other.to_global().as_ref()),
+        BandAlgorithm::Reduce => unreachable!("overlaps run by the ring"),
+        BandAlgorithm::Ring(order) => systolic(
+            comm,
+            order,
+            other.local.as_ref(),
+            |r| band_count(nb, p, r),
+            CLASS,
+            |owner, block| visit(&|l| band_global(owner, p, l), block),
+        ),
+    }
+    let m: usize = blocks.iter().map(|b| b.nbands).sum();
+    let mut out = Mat::<T>::zeros(m, nb);
+    let mut at = 0;
+    for (b, s) in blocks.iter().zip(&rows) {
+        let full = gather_bands(comm, s.transpose().to_owned().as_ref(), b.nbands);
+        out.as_mut()
+            .submatrix_mut(at, 0, b.nbands, nb)
+            .copy_from(full.transpose());
+        at += b.nbands;
+    }
+    out
+}
+
+/// `[blocks] X` for a replicated `X` (one row per band of the blocks, in order), dealt
+/// round-robin over its columns: every rank's parts of all the blocks circulate once, side by
+/// side.
+pub fn rotate_stack<T: Scalar>(
+    blocks: &[&BandDistBlock<T>],
+    x: MatRef<'_, T>,
+    algo: BandAlgorithm,
+) -> BandDistBlock<T> {
+    let first = blocks.first().expect("planewave-linalg: an empty stack");
+    let (comm, npw) = (first.comm.clone(), first.npw);
+    let (p, me) = (comm.size(), comm.rank());
+    let sizes: Vec<usize> = blocks.iter().map(|b| b.nbands).collect();
+    assert_eq!(
+        x.nrows(),
+        sizes.iter().sum::<usize>(),
+        "planewave-linalg: rotation matrix rows"
+    );
+    let nout = x.ncols();
+    let nl_out = band_count(nout, p, me);
+    let mut y = Mat::<T>::zeros(npw, nl_out);
+    // Row offset of every block in X.
+    let offsets: Vec<usize> = sizes
+        .iter()
+        .scan(0, |acc, &n| {
+            let o = *acc;
+            *acc += n;
+            Some(o)
+        })
+        .collect();
+    // `owner`'s parts of the blocks (or, not `dealt`, the whole blocks), side by side, times
+    // the rows of X they stand for.
+    let mut visit = |owner: usize, stacked: MatRef<'_, T>, dealt: bool| {
+        let mut col = 0;
+        for (&nb, &off) in sizes.iter().zip(&offsets) {
+            let k = if dealt { band_count(nb, p, owner) } else { nb };
+            let xs = Mat::from_fn(k, nl_out, |kk, l| {
+                let row = if dealt { band_global(owner, p, kk) } else { kk };
+                x[(off + row, band_global(me, p, l))]
+            });
+            gemm(
+                y.as_mut(),
+                true,
+                stacked.subcols(col, k),
+                false,
+                xs.as_ref(),
+                false,
+            );
+            col += k;
+        }
+    };
+    match algo {
+        BandAlgorithm::Gather => {
+            let globals: Vec<Mat<T>> = blocks.iter().map(|b| b.to_global()).collect();
+            let mut all = Mat::<T>::zeros(npw, sizes.iter().sum());
+            let mut at = 0;
+            for g in &globals {
+                all.as_mut().subcols_mut(at, g.ncols()).copy_from(g);
+                at += g.ncols();
+            }
+            visit(me, all.as_ref(), false);
+        }
+        BandAlgorithm::Ring(order) => {
+            let mine: usize = blocks.iter().map(|b| b.local.ncols()).sum();
+            let mut stacked = Mat::<T>::zeros(npw, mine);
+            let mut at = 0;
+            for b in blocks {
+                stacked
+                    .as_mut()
+                    .subcols_mut(at, b.local.ncols())
+                    .copy_from(&b.local);
+                at += b.local.ncols();
+            }
+            let ncols_of = |r: usize| sizes.iter().map(|&n| band_count(n, p, r)).sum();
+            systolic(
+                &*comm,
+                order,
+                stacked.as_ref(),
+                ncols_of,
+                CLASS,
+                |owner, block| visit(owner, block, true),
+            );
+        }
+        BandAlgorithm::Reduce => return reduce_rotation(blocks, x, &sizes, &offsets),
+    }
+    BandDistBlock::new(comm, npw, nout, y)
+}
+
+/// [`rotate_stack`] by `Reduce`: every rank multiplies its parts of the blocks by their rows
+/// of `X` into all output columns, ordered by owner (rank r's columns r, r + p, ... side by
+/// side), and one reduce-scatter sums each owner's columns onto it.
+fn reduce_rotation<T: Scalar>(
+    blocks: &[&BandDistBlock<T>],
+    x: MatRef<'_, T>,
+    sizes: &[usize],
+    offsets: &[usize],
+) -> BandDistBlock<T> {
+    let (comm, npw) = (blocks[0].comm.clone(), blocks[0].npw);
+    let (p, me) = (comm.size(), comm.rank());
+    let nout = x.ncols();
+    // Output columns in owner order.
+    let order: Vec<usize> = (0..p)
+        .flat_map(|r| (0..band_count(nout, p, r)).map(move |l| band_global(r, p, l)))
+        .collect();
+    // The partial products are formed straight in the send buffer (column-major), and the
+    // owner's sums copied once into its block.
+    let mut partial = vec![T::from_f64(0.0); npw * nout];
+    for ((b, &nb), &off) in blocks.iter().zip(sizes).zip(offsets) {
+        let k = band_count(nb, p, me);
+        let xs = Mat::from_fn(k, nout, |kk, c| x[(off + band_global(me, p, kk), order[c])]);
+        let out = MatMut::from_column_major_slice_mut(&mut partial, npw, nout);
+        gemm(out, true, b.local.as_ref(), false, xs.as_ref(), false);
+    }
+    let nl = band_count(nout, p, me);
+    let local = if p == 1 {
+        vec_view(&partial, npw, nl).to_owned()
+    } else {
+        let counts: Vec<usize> = (0..p).map(|r| npw * band_count(nout, p, r)).collect();
+        let mine = comm.reduce_scatter(&partial, &counts, ReduceOp::Sum, CLASS);
+        drop(partial);
+        vec_view(&mine, npw, nl).to_owned()
+    };
+    BandDistBlock::new(comm, npw, nout, local)
 }
 
 /// `Y += A triu(X)` restricted to one ring step: `X` (`k x m`, rows = the owner's bands,

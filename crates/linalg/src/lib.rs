@@ -41,7 +41,7 @@ pub mod selfcheck;
 pub mod subspace;
 
 pub use backend::{default_backend, set_default_backend, Backend, BACKEND_ENV};
-pub use band_dist::{BandAlgorithm, BandDistBlock};
+pub use band_dist::{overlap_stack, rotate_stack, BandAlgorithm, BandDistBlock};
 pub use dense::{
     cholesky, cholesky_orthonormalise, gemm, hermitian_eigen, hermitian_eigen_lowest, matmul,
     matmul_into, overlap, triangular_inverse, trmm_right, trsm_right, upper_matmul_acc,

@@ -45,3 +45,81 @@ fn ranks_without_bands_or_rows_take_part() {
         }
     }
 }
+
+#[test]
+fn selected_bands_move_to_their_new_owners() {
+    // 7 bands picked in a scrambled order (with one left out) on 1..4 ranks.
+    let cols = [5usize, 0, 6, 3, 2, 1];
+    for p in 1..=4 {
+        let out = Threads::run(p, |comm| {
+            let comm = comm.into_arc();
+            let a = test_matrix::<c64>(9, 7, 3);
+            let b = BandDistBlock::from_global(comm.clone(), a.as_ref());
+            let picked = b.select(&cols).to_global();
+            let norms: Vec<f64> = (0..b.local().ncols())
+                .map(|l| b.local().col(l).norm_l2())
+                .collect();
+            (a, picked, b.gather_values(&norms))
+        });
+        for (a, picked, norms) in out {
+            for (c, &j) in cols.iter().enumerate() {
+                for i in 0..9 {
+                    assert_eq!(picked[(i, c)], a[(i, j)], "{p} ranks, band {c}");
+                }
+            }
+            for (j, n) in norms.iter().enumerate() {
+                assert!((n - a.col(j).norm_l2()).abs() < 1e-14, "{p} ranks");
+            }
+        }
+    }
+}
+
+#[test]
+fn stacked_products_equal_the_products_of_the_whole_blocks() {
+    // Blocks of 5, 3 and 1 bands side by side, against a block of 4, on 1..4 ranks.
+    use planewave_linalg::{overlap_stack, rotate_stack};
+    let sizes = [5usize, 3, 1];
+    let parts: Vec<_> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| test_matrix::<c64>(11, n, 10 + i as u64))
+        .collect();
+    let other = test_matrix::<c64>(11, 4, 20);
+    let x = test_matrix::<c64>(9, 6, 21);
+    let whole = planewave_linalg::Mat::from_fn(11, 9, |i, j| {
+        let (mut b, mut c) = (0, j);
+        while c >= sizes[b] {
+            c -= sizes[b];
+            b += 1;
+        }
+        parts[b][(i, c)]
+    });
+    let want_s = whole.adjoint() * &other;
+    let want_y = &whole * &x;
+    for p in 1..=4 {
+        for algo in BandAlgorithm::ALL {
+            let out = Threads::run(p, |comm| {
+                let comm = comm.into_arc();
+                let blocks: Vec<_> = parts
+                    .iter()
+                    .map(|m| BandDistBlock::from_global(comm.clone(), m.as_ref()))
+                    .collect();
+                let refs: Vec<_> = blocks.iter().collect();
+                let o = BandDistBlock::from_global(comm.clone(), other.as_ref());
+                let s = overlap_stack(&refs, &o, algo);
+                let y = rotate_stack(&refs, x.as_ref(), algo).to_global();
+                (s, y)
+            });
+            for (s, y) in out {
+                assert!(
+                    (&s - &want_s).norm_l2() < 1e-12,
+                    "{p} ranks {algo}: overlap"
+                );
+                assert!(
+                    (&y - &want_y).norm_l2() < 1e-12,
+                    "{p} ranks {algo}: rotation"
+                );
+            }
+        }
+    }
+}

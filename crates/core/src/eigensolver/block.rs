@@ -54,16 +54,27 @@ pub(super) fn canonical_transform<T: Scalar>(
     z: MatRef<'_, T>,
     tol: f64,
 ) -> Option<Mat<T>> {
-    let m = z.ncols();
+    if z.ncols() == 0 {
+        return None;
+    }
+    let norms2 = column_norms2(op, z, None);
+    canonical_from(op, gram(op, z, z), &norms2, tol)
+}
+
+/// [`canonical_transform`] from the overlap `s = z^H z` and the squared column norms of `z`
+/// (both over all rows); `s` is overwritten.
+pub(super) fn canonical_from<T: Scalar>(
+    op: &impl BlockOperator<T>,
+    mut s: Mat<T>,
+    norms2: &[f64],
+    tol: f64,
+) -> Option<Mat<T>> {
+    let m = s.ncols();
     if m == 0 {
         return None;
     }
     // Scale columns to unit norm first so that the threshold is relative.
-    let norms: Vec<f64> = column_norms2(op, z, None)
-        .into_iter()
-        .map(f64::sqrt)
-        .collect();
-    let mut s = gram(op, z, z);
+    let norms: Vec<f64> = norms2.iter().map(|n| n.sqrt()).collect();
     for i in 0..m {
         for j in 0..m {
             let d = norms[i] * norms[j];

@@ -26,7 +26,7 @@ use super::{BlockOperator, EigenResult};
 use planewave_linalg::{matmul_into, Mat, MatMut, MatRef, Scalar};
 
 /// Relative overlap eigenvalue below which a new direction counts as dependent and is dropped.
-const DEPENDENCE_TOL: f64 = 1e-12;
+pub(super) const DEPENDENCE_TOL: f64 = 1e-12;
 
 /// Size of the search space as a multiple of the number of bands (QE's `diago_david_ndim`,
 /// whose default is 2). 3 keeps the previous iteration's directions through one more step,
@@ -55,7 +55,7 @@ impl Tolerances {
     }
 
     /// Target of band `j`.
-    fn of(&self, j: usize) -> f64 {
+    pub(super) fn of(&self, j: usize) -> f64 {
         if j < self.n_occupied {
             self.occupied
         } else {
@@ -99,14 +99,11 @@ pub fn davidson<T: Scalar>(
     );
     s.h.as_mut().submatrix_mut(0, 0, nb, nb).copy_from(&h0);
     let diag = op.diagonal();
-    let mut resid = vec![f64::INFINITY; nb];
-    // Bands whose residual has met `tol` are locked (QE's `conv`): their residuals are not
-    // recomputed, which halves the dense work of the late iterations.
-    let mut locked = vec![false; nb];
+    let mut lock = Locking::new(nb, tols);
     let mut iterations = 0;
     let (mut theta, mut c) = s.ritz(op);
     loop {
-        let open: Vec<usize> = (0..nb).filter(|&j| !locked[j]).collect();
+        let open = lock.open();
         if s.m + open.len() > max_dim && s.m > nb {
             // The residuals go to the free columns of V: make room. The Ritz vectors become
             // the space, their coefficients the identity.
@@ -119,31 +116,9 @@ pub fn davidson<T: Scalar>(
         let r = aside
             .as_ref()
             .map_or_else(|| s.v.as_ref().subcols(s.m, open.len()), |a| a.as_ref());
-        for (&j, n2) in open.iter().zip(column_norms2(op, r, None)) {
-            resid[j] = n2.sqrt();
-            locked[j] = resid[j] <= tols.of(j);
-        }
-        // (residual column, band) of the bands that get a new direction.
-        let mut active: Vec<(usize, usize)> = open
-            .iter()
-            .enumerate()
-            .filter(|&(_, &j)| !locked[j])
-            .map(|(k, &j)| (k, j))
-            .collect();
-        if active.is_empty() && iterations < min_iterations {
-            // A warm start inside an SCF must still respond to the new potential.
-            active = open
-                .iter()
-                .enumerate()
-                .filter(|&(_, &j)| resid[j] > 0.01 * tols.of(j))
-                .map(|(k, &j)| (k, j))
-                .collect();
-            for &(_, j) in &active {
-                locked[j] = false;
-            }
-        }
-        // Only when the space cannot hold 2 nb vectors (tiny bases): work on what fits.
-        active.truncate(max_dim - s.m);
+        let norms2 = column_norms2(op, r, None);
+        let force = iterations < min_iterations;
+        let active = lock.pick_active(&open, &norms2, force, max_dim - s.m);
         if active.is_empty() || iterations >= maxiter {
             break;
         }
@@ -165,15 +140,86 @@ pub fn davidson<T: Scalar>(
         (theta, c) = s.ritz(op);
     }
     let vectors = s.into_ritz_vectors(c.as_ref());
-    let converged = locked.iter().all(|&l| l);
+    let converged = lock.locked.iter().all(|&l| l);
     EigenResult {
         values: theta,
         vectors,
-        residual_norms: resid,
+        residual_norms: lock.resid,
         iterations,
         n_applications,
         converged,
     }
+}
+
+/// The residual norms of the bands and their locks. Bands whose residual has met their target
+/// are locked (QE's `conv`): their residuals are not recomputed, which halves the dense work of
+/// the late iterations.
+pub(super) struct Locking {
+    /// Residual norm of every band.
+    pub resid: Vec<f64>,
+    /// Whether each band has met its target.
+    pub locked: Vec<bool>,
+    tols: Tolerances,
+}
+
+impl Locking {
+    /// `nb` bands, none converged yet.
+    pub fn new(nb: usize, tols: Tolerances) -> Self {
+        Self {
+            resid: vec![f64::INFINITY; nb],
+            locked: vec![false; nb],
+            tols,
+        }
+    }
+
+    /// The bands not locked.
+    pub fn open(&self) -> Vec<usize> {
+        (0..self.locked.len())
+            .filter(|&j| !self.locked[j])
+            .collect()
+    }
+
+    /// Record the squared residual norms `norms2` of the `open` bands, lock those that meet
+    /// their target, and return (residual column, band) of the bands that get a new direction,
+    /// at most `room`: the unlocked ones, or, when there are none but the solver must still
+    /// `force` an iteration (a warm start inside an SCF must respond to the new potential), those
+    /// above 1/100 of their target.
+    pub fn pick_active(
+        &mut self,
+        open: &[usize],
+        norms2: &[f64],
+        force: bool,
+        room: usize,
+    ) -> Vec<(usize, usize)> {
+        for (&j, n2) in open.iter().zip(norms2) {
+            self.resid[j] = n2.sqrt();
+            self.locked[j] = self.resid[j] <= self.tols.of(j);
+        }
+        let pick = |keep: &dyn Fn(usize) -> bool| -> Vec<(usize, usize)> {
+            open.iter()
+                .enumerate()
+                .filter(|&(_, &j)| keep(j))
+                .map(|(k, &j)| (k, j))
+                .collect()
+        };
+        let mut active = pick(&|j| !self.locked[j]);
+        if active.is_empty() && force {
+            active = pick(&|j| self.resid[j] > 0.01 * self.tols.of(j));
+            for &(_, j) in &active {
+                self.locked[j] = false;
+            }
+        }
+        // Only when the space cannot hold 2 nb vectors (tiny bases): work on what fits.
+        active.truncate(room);
+        active
+    }
+}
+
+/// QE's `g_psi` preconditioner factor `1/d`, `d = (1 + x + sqrt(1 + (x - 1)^2)) / 2` with
+/// `x = h_diag - theta`.
+pub(super) fn g_psi_factor(h_diag: f64, theta: f64) -> f64 {
+    let x = h_diag - theta;
+    2.0 / (1.0 + x + (1.0 + (x - 1.0) * (x - 1.0)).sqrt())
 }
 
 /// The search space: `v` (orthonormal columns, the first `m` in use), `av = A v`, and the
@@ -278,11 +324,7 @@ impl<T: Scalar> Space<T> {
         aside: Option<&Mat<T>>,
     ) {
         let m = self.m;
-        // QE's g_psi factor 1/d, d = (1 + x + sqrt(1 + (x - 1)^2)) / 2 with x = h_diag - theta.
-        let inv = |hd: f64, theta: f64| {
-            let x = hd - theta;
-            2.0 / (1.0 + x + (1.0 + (x - 1.0) * (x - 1.0)).sqrt())
-        };
+        let inv = g_psi_factor;
         let scale = |w: &mut [T], r: Option<&[T]>, theta: f64| match r {
             Some(r) => {
                 for ((w, &r), &hd) in w.iter_mut().zip(r).zip(diag) {

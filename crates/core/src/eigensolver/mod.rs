@@ -13,6 +13,7 @@
 
 mod block;
 pub mod davidson;
+pub mod davidson_bands;
 pub mod lobpcg;
 #[cfg(test)]
 mod testing;
@@ -23,7 +24,7 @@ use crate::bands::BandScalar;
 use crate::hamiltonian::KHamiltonian;
 use planewave_comm::{CommClass, Element};
 use planewave_linalg::{
-    hermitian_eigen_lowest, HermitianEigen, LinalgError, Mat, MatMut, MatRef, Scalar,
+    hermitian_eigen_lowest, BandAlgorithm, HermitianEigen, LinalgError, Mat, MatMut, MatRef, Scalar,
 };
 
 /// Which iterative eigensolver the SCF uses (input `scf.eigensolver`, QE `diagonalization`).
@@ -84,6 +85,54 @@ impl Eigensolver {
                 davidson::davidson(op, x0, tols, min_iterations, maxiter, dim_factor)
             }
         }
+    }
+}
+
+impl Eigensolver {
+    /// [`Eigensolver::solve`] with the bands dealt over the band group `band` (`x0`: this
+    /// rank's columns of `nb` bands; the result's vectors likewise), at least one iteration.
+    /// Only Davidson has a band-distributed form. Collective over `band` and the G-vector
+    /// group.
+    #[allow(clippy::too_many_arguments)]
+    pub fn solve_bands<T: Scalar>(
+        self,
+        op: &impl BlockOperator<T>,
+        band: &std::sync::Arc<dyn planewave_comm::Communicator>,
+        x0: Mat<T>,
+        nb: usize,
+        tol: f64,
+        n_occupied: usize,
+        maxiter: usize,
+    ) -> Result<EigenResult<T>, String> {
+        let Self::Davidson { dim_factor } = self else {
+            return Err(
+                "LOBPCG works on whole bands only: use the Davidson eigensolver with band groups"
+                    .into(),
+            );
+        };
+        let tols = davidson::Tolerances {
+            occupied: tol,
+            n_occupied,
+        };
+        let algo = band_algorithm()?;
+        Ok(davidson_bands::davidson_bands(
+            op, band, algo, x0, nb, tols, 1, maxiter, dim_factor,
+        ))
+    }
+}
+
+/// Environment variable naming the band groups' product algorithm (`reduce`, `ring-natural`,
+/// `ring-oddeven` or `gather`; see [`BandAlgorithm`]).
+pub const BAND_ALGORITHM_ENV: &str = "PLANEWAVE_BAND_ALGORITHM";
+
+/// The band groups' product algorithm: [`BAND_ALGORITHM_ENV`] if set, else `reduce`.
+pub fn band_algorithm() -> Result<BandAlgorithm, String> {
+    match std::env::var(BAND_ALGORITHM_ENV) {
+        Ok(name) => name
+            .trim()
+            .parse()
+            .map_err(|e| format!("{BAND_ALGORITHM_ENV}: {e}")),
+        Err(_) => Ok(BandAlgorithm::Reduce),
     }
 }
 

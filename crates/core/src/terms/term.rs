@@ -22,8 +22,8 @@ use crate::model::Model;
 use num_complex::Complex64;
 use planewave_linalg::Mat;
 
-/// Band data of a state: `psi[s][k]` (empty for blocks another k-point group computes) and
-/// the band weights `w[s][k][n]` (k-point weight times occupation).
+/// Band data of a state: `psi[s][k]` (this rank's bands; empty for blocks another k-point
+/// group computes) and their weights `w[s][k][n]` (k-point weight times occupation).
 #[derive(Clone, Copy)]
 pub struct Bands<'a, T: BandScalar> {
     /// Wavefunctions per spin channel and k-point.
@@ -33,7 +33,7 @@ pub struct Bands<'a, T: BandScalar> {
 }
 
 /// Band weights (k-point weight times occupation) of every (spin, k) for occupations
-/// `occ[s][k][n]`.
+/// `occ[s][k][n]`, for this rank's bands ([`crate::parallel::Parallel::local_bands`]).
 pub fn band_weights(basis: &Basis, occ: &[Vec<Vec<f64>>]) -> Vec<Vec<Vec<f64>>> {
     occ.iter()
         .map(|occ_s| {
@@ -41,7 +41,10 @@ pub fn band_weights(basis: &Basis, occ: &[Vec<Vec<f64>>]) -> Vec<Vec<Vec<f64>>> 
                 .kpoints
                 .iter()
                 .zip(occ_s)
-                .map(|(k, o)| o.iter().map(|f| f * k.weight).collect())
+                .map(|(k, o)| {
+                    let mine = basis.parallel.local_band_values(o);
+                    mine.iter().map(|f| f * k.weight).collect()
+                })
                 .collect()
         })
         .collect()
@@ -156,7 +159,7 @@ impl<V: Summable> Share<V> {
                 v
             }
             Share::Blocks(mut v) => {
-                basis.parallel.sum_over_kgroups(v.flat_mut());
+                basis.parallel.sum_over_blocks(v.flat_mut());
                 v
             }
         }
