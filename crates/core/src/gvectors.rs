@@ -220,8 +220,9 @@ impl KDist {
     }
 }
 
-/// `m` with every entry summed by `sum` (e.g. over a G-vector group): the matrix is packed
-/// column-major, summed in one call, and unpacked.
+/// `m` passed through the in-place collective `sum` (a sum over a G-vector group, or any other
+/// collective on a flat slice, such as a broadcast): the matrix is packed column-major, handed
+/// over in one call, and unpacked.
 pub fn sum_matrix<T: planewave_linalg::Scalar>(
     m: planewave_linalg::Mat<T>,
     sum: impl FnOnce(&mut [T]),

@@ -131,12 +131,7 @@ impl<O> Ctx<'_, O> {
         if self.band.size() == 1 {
             return m;
         }
-        let (r, c) = (m.nrows(), m.ncols());
-        let mut flat: Vec<T> = (0..c)
-            .flat_map(|j| m.col(j).iter().copied().collect::<Vec<_>>())
-            .collect();
-        self.take_rank0(&mut flat);
-        Mat::from_fn(r, c, |i, j| flat[i + j * r])
+        sum_matrix(m, |flat| self.take_rank0(flat))
     }
 }
 
@@ -233,8 +228,8 @@ fn precondition<T: Scalar>(
     let mut local = w.local_mut();
     for l in 0..local.ncols() {
         let t = theta[active[band_global(me, p, l)].1];
-        for (i, &hd) in diag.iter().enumerate() {
-            local[(i, l)] = local[(i, l)].scale(g_psi_factor(hd, t));
+        for (x, &hd) in local.as_mut().col_mut(l).iter_mut().zip(diag) {
+            *x = x.scale(g_psi_factor(hd, t));
         }
     }
 }
