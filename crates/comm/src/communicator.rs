@@ -21,7 +21,7 @@
 //! - Back-end access (optional): [`Communicator::as_any`] lets a caller downcast to the
 //!   concrete back end (only MPI offers it), for libraries that need the native handle.
 
-use crate::element::{Kind, Payload, ReduceOp, Slice, SliceMut};
+use crate::element::{Payload, ReduceOp, Slice, SliceMut};
 use crate::request::Request;
 use crate::stats::Stats;
 use num_complex::Complex64;
@@ -163,17 +163,12 @@ pub trait Communicator: Send + Sync {
         tag: u32,
         class: CommClass,
     );
-    /// Non-blocking send of an owned buffer; complete it with [`Request::wait`].
+    /// Non-blocking send of an owned buffer; complete it with [`Request::wait`], which gives
+    /// the buffer back where the back end still holds it (MPI), for reuse.
     fn isend_raw(&self, data: Payload, dest: usize, tag: u32, class: CommClass) -> Request;
-    /// Non-blocking receive of `count` elements of `kind`; [`Request::wait`] returns them.
-    fn irecv_raw(
-        &self,
-        kind: Kind,
-        count: usize,
-        src: usize,
-        tag: u32,
-        class: CommClass,
-    ) -> Request;
+    /// Non-blocking receive of `buf.len()` elements of `buf`'s kind into `buf`;
+    /// [`Request::wait`] returns them (in `buf`, or in a buffer of the back end's own).
+    fn irecv_raw(&self, buf: Payload, src: usize, tag: u32, class: CommClass) -> Request;
     /// Split into sub-groups: ranks with the same `color` form a group, ordered by `(key,
     /// rank)`; `None` (MPI_UNDEFINED) takes part but gets no group. Collective.
     fn split(&self, color: Option<u32>, key: i64) -> Option<Arc<dyn Communicator>>;

@@ -116,7 +116,18 @@ pub trait CommExt: Communicator {
     }
     /// Non-blocking receive of `count` elements; get them with [`Request::wait_data`].
     fn irecv<T: Element>(&self, count: usize, src: usize, tag: u32, class: CommClass) -> Request {
-        self.irecv_raw(T::KIND, count, src, tag, class)
+        self.irecv_into(vec![T::default(); count], src, tag, class)
+    }
+    /// Non-blocking receive of `buf.len()` elements into `buf` (reused: no allocation under
+    /// MPI); get them with [`Request::wait_data`].
+    fn irecv_into<T: Element>(
+        &self,
+        buf: Vec<T>,
+        src: usize,
+        tag: u32,
+        class: CommClass,
+    ) -> Request {
+        self.irecv_raw(T::into_payload(buf), src, tag, class)
     }
 }
 

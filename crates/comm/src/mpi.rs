@@ -306,41 +306,47 @@ impl Mpi {
     }
 }
 
-/// An `MPI_Isend`/`MPI_Irecv` on a buffer owned by the request.
+/// An `MPI_Isend`/`MPI_Irecv` on a buffer owned by the request; completing it gives the buffer
+/// back (the received data, or the sent buffer for reuse).
 struct MpiPending<T: Mpt> {
     req: Option<mpi::request::Request<'static, [T], StaticScope>>,
-    /// The buffer, from `Box::into_raw`; only the MPI request refers to it until completion.
-    buf: *mut [T],
-    receive: bool,
+    /// The parts of the `Vec` the request owns (pointer, length, capacity), from a
+    /// `ManuallyDrop`; only the MPI request refers to the buffer until completion.
+    buf: (*mut T, usize, usize),
 }
 
 impl<T: Mpt> MpiPending<T> {
+    /// Take ownership of `data` as raw parts (never freed until `finish` rebuilds it).
+    fn own(data: Vec<T>) -> (*mut T, usize, usize) {
+        let mut data = std::mem::ManuallyDrop::new(data);
+        (data.as_mut_ptr(), data.len(), data.capacity())
+    }
+
     fn send(data: Vec<T>, dest: mpi::topology::Process<'_>, tag: i32) -> Self {
-        let buf = Box::into_raw(data.into_boxed_slice());
-        // SAFETY: `buf` comes from `Box::into_raw`, so it is valid, aligned and uniquely owned
-        // by this struct. The shared reference handed to MPI is the only use of the buffer
-        // until the request completes (in `finish` or `drop`), after which the box is rebuilt
-        // from the same raw pointer exactly once. If the request is never completed (a panic
-        // unwinding past it) the buffer is leaked, never freed while MPI may still read it.
-        let view: &'static [T] = unsafe { &*buf };
+        let buf = Self::own(data);
+        // SAFETY: `buf` holds the parts of a live `Vec` that nothing else owns any more (it is
+        // wrapped in `ManuallyDrop`), so the pointer is valid and aligned for `len` elements.
+        // The shared slice handed to MPI is the only use of the buffer until the request
+        // completes (in `finish` or `drop`), after which the `Vec` is rebuilt from the same
+        // parts exactly once. If the request is never completed (a panic unwinding past it)
+        // the buffer is leaked, never freed while MPI may still read it.
+        let view: &'static [T] = unsafe { std::slice::from_raw_parts(buf.0, buf.1) };
         let req = dest.immediate_send_with_tag(StaticScope, view, tag);
         MpiPending {
             req: Some(req),
             buf,
-            receive: false,
         }
     }
 
-    fn recv(count: usize, src: mpi::topology::Process<'_>, tag: i32) -> Self {
-        let buf = Box::into_raw(vec![T::default(); count].into_boxed_slice());
-        // SAFETY: as in `send`; the mutable reference given to MPI is the only access to the
-        // buffer until the request completes, and the box is rebuilt only afterwards.
-        let view: &'static mut [T] = unsafe { &mut *buf };
+    fn recv(data: Vec<T>, src: mpi::topology::Process<'_>, tag: i32) -> Self {
+        let buf = Self::own(data);
+        // SAFETY: as in `send`; the mutable slice given to MPI is the only access to the
+        // buffer until the request completes, and the `Vec` is rebuilt only afterwards.
+        let view: &'static mut [T] = unsafe { std::slice::from_raw_parts_mut(buf.0, buf.1) };
         let req = src.immediate_receive_into_with_tag(StaticScope, view, tag);
         MpiPending {
             req: Some(req),
             buf,
-            receive: true,
         }
     }
 
@@ -350,19 +356,18 @@ impl<T: Mpt> MpiPending<T> {
             let _g = guard();
             req.wait();
         }
-        // SAFETY: the request is complete, so MPI no longer accesses the buffer; `buf` is the
-        // pointer from `Box::into_raw` and `req` (the only other reference) was consumed by
-        // `wait`; `req` is now `None`, so this runs once.
-        let data = unsafe { Box::from_raw(self.buf) }.into_vec();
+        let (ptr, len, cap) = self.buf;
+        // SAFETY: the request is complete, so MPI no longer accesses the buffer; the parts
+        // are those of the `Vec` taken in `own`, and `req` (the only other reference) was
+        // consumed by `wait`; `req` is now `None`, so this runs once.
+        let data = unsafe { Vec::from_raw_parts(ptr, len, cap) };
         Some(data)
     }
 }
 
 impl<T: Mpt> Pending for MpiPending<T> {
     fn complete(mut self: Box<Self>) -> Option<Payload> {
-        let receive = self.receive;
-        let data = self.finish()?;
-        receive.then(|| T::into_payload(data))
+        self.finish().map(T::into_payload)
     }
 }
 
@@ -558,22 +563,15 @@ impl Communicator for Mpi {
         });
         Request::new(pending, self.stats.clone(), class)
     }
-    fn irecv_raw(
-        &self,
-        kind: Kind,
-        count: usize,
-        src: usize,
-        tag: u32,
-        class: CommClass,
-    ) -> Request {
+    fn irecv_raw(&self, buf: Payload, src: usize, tag: u32, class: CommClass) -> Request {
         let p = self.proc(src);
         let t = mpi_tag(tag);
-        let pending: Box<dyn Pending> = self.timed(class, 0, || match kind {
-            Kind::F64 => Box::new(MpiPending::<f64>::recv(count, p, t)) as Box<dyn Pending>,
-            Kind::C64 => Box::new(MpiPending::<num_complex::Complex64>::recv(count, p, t)),
-            Kind::I64 => Box::new(MpiPending::<i64>::recv(count, p, t)),
-            Kind::U64 => Box::new(MpiPending::<u64>::recv(count, p, t)),
-            Kind::U8 => Box::new(MpiPending::<u8>::recv(count, p, t)),
+        let pending: Box<dyn Pending> = self.timed(class, 0, || match buf {
+            Payload::F64(v) => Box::new(MpiPending::recv(v, p, t)) as Box<dyn Pending>,
+            Payload::C64(v) => Box::new(MpiPending::recv(v, p, t)),
+            Payload::I64(v) => Box::new(MpiPending::recv(v, p, t)),
+            Payload::U64(v) => Box::new(MpiPending::recv(v, p, t)),
+            Payload::U8(v) => Box::new(MpiPending::recv(v, p, t)),
         });
         Request::new(pending, self.stats.clone(), class)
     }

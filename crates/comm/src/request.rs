@@ -44,7 +44,8 @@ impl Request {
         }
     }
 
-    /// Complete the operation; the received data for a receive, `None` for a send.
+    /// Complete the operation; the received data for a receive; for a send, the sent buffer
+    /// where the back end gives it back (MPI), `None` otherwise.
     pub fn wait(mut self) -> Option<Payload> {
         self.finish()
     }
@@ -74,7 +75,7 @@ impl Drop for Request {
     }
 }
 
-/// Wait for every request, in order; the received payloads (`None` for sends).
+/// Wait for every request, in order; what each [`Request::wait`] returns.
 pub fn wait_all(requests: Vec<Request>) -> Vec<Option<Payload>> {
     requests.into_iter().map(Request::wait).collect()
 }

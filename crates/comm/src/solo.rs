@@ -165,7 +165,7 @@ impl Communicator for Solo {
     fn isend_raw(&self, _data: Payload, _dest: usize, _tag: u32, _class: CommClass) -> Request {
         panic!("planewave-comm: Solo cannot send a message to itself");
     }
-    fn irecv_raw(&self, _k: Kind, _n: usize, _src: usize, _tag: u32, _class: CommClass) -> Request {
+    fn irecv_raw(&self, _buf: Payload, _src: usize, _tag: u32, _class: CommClass) -> Request {
         panic!("planewave-comm: Solo cannot receive a message from itself");
     }
     fn split(&self, color: Option<u32>, _key: i64) -> Option<Arc<dyn Communicator>> {

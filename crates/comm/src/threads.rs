@@ -777,21 +777,15 @@ impl Communicator for ThreadComm {
         Request::new(Box::new(Ready(None)), self.stats.clone(), class)
     }
 
-    fn irecv_raw(
-        &self,
-        kind: Kind,
-        count: usize,
-        src: usize,
-        tag: u32,
-        class: CommClass,
-    ) -> Request {
+    fn irecv_raw(&self, buf: Payload, src: usize, tag: u32, class: CommClass) -> Request {
         self.timed(class, 0, || ());
+        // The sender's buffer itself arrives (moved, no copy); `buf` only names the shape.
         let pending = ThreadRecv {
             comm: self.clone(),
             src,
             tag: tag as u64,
-            kind,
-            count,
+            kind: buf.kind(),
+            count: buf.len(),
         };
         Request::new(Box::new(pending), self.stats.clone(), class)
     }

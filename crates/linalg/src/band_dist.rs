@@ -27,10 +27,13 @@ use crate::gdist::GDistBlock;
 use crate::partition::{band_count, band_global, mat_to_vec, vec_to_mat, vec_view, RowPartition};
 use crate::ring::systolic;
 use crate::scalar::{LinalgError, Scalar};
+use crate::scratch::{sized, BandScratch};
 use crate::subspace::redundant_cholesky;
 use faer::{Mat, MatMut, MatRef};
 use planewave_comm::ring::RingOrder;
-use planewave_comm::{AlltoallvStrategy, CommClass, CommExt, Communicator, ReduceOp};
+use planewave_comm::{
+    displacements, AlltoallvStrategy, CommClass, CommExt, Communicator, Slice, SliceMut,
+};
 use std::fmt;
 use std::sync::Arc;
 
@@ -164,6 +167,10 @@ impl<T: Scalar> BandDistBlock<T> {
     pub fn local_mut(&mut self) -> MatMut<'_, T> {
         self.local.as_mut()
     }
+    /// This rank's bands, owned (for reuse of the storage, or to return them).
+    pub fn into_local(self) -> Mat<T> {
+        self.local
+    }
 
     /// The rows of `S = self^H other` for this rank's bands of `self` (`nlocal x
     /// other.nbands`, row `l` is band `band_global(rank, p, l)`).
@@ -197,6 +204,7 @@ impl<T: Scalar> BandDistBlock<T> {
                     other.local.as_ref(),
                     |r| band_count(nb, p, r),
                     CLASS,
+                    &mut BandScratch::new(),
                     |owner, block| {
                         part.resize_with(self.local.ncols(), block.ncols(), |_, _| {
                             T::from_f64(0.0)
@@ -295,6 +303,7 @@ impl<T: Scalar> BandDistBlock<T> {
                     self.local.as_ref(),
                     |r| band_count(nb, p, r),
                     CLASS,
+                    &mut BandScratch::new(),
                     |owner, block| {
                         let k = block.ncols();
                         // Rows of X for the owner's bands.
@@ -430,6 +439,16 @@ pub fn overlap_stack<T: Scalar>(
     other: &BandDistBlock<T>,
     algo: BandAlgorithm,
 ) -> Mat<T> {
+    overlap_stack_with(blocks, other, algo, &mut BandScratch::new())
+}
+
+/// [`overlap_stack`] through `scratch`'s reusable buffers.
+pub fn overlap_stack_with<T: Scalar>(
+    blocks: &[&BandDistBlock<T>],
+    other: &BandDistBlock<T>,
+    algo: BandAlgorithm,
+    scratch: &mut BandScratch<T>,
+) -> Mat<T> {
     let comm = &*other.comm;
     let p = comm.size();
     let nb = other.nbands;
@@ -462,6 +481,7 @@ pub fn overlap_stack<T: Scalar>(
             other.local.as_ref(),
             |r| band_count(nb, p, r),
             CLASS,
+            scratch,
             |owner, block| visit(&|l| band_global(owner, p, l), block),
         ),
     }
@@ -488,6 +508,23 @@ pub fn rotate_stack<T: Scalar>(
 ) -> BandDistBlock<T> {
     let first = blocks.first().expect("planewave-linalg: an empty stack");
     let (comm, npw) = (first.comm.clone(), first.npw);
+    let nl_out = band_count(x.ncols(), comm.size(), comm.rank());
+    let mut y = Mat::<T>::zeros(npw, nl_out);
+    rotate_stack_into(blocks, x, algo, &mut BandScratch::new(), y.as_mut());
+    BandDistBlock::new(comm, npw, x.ncols(), y)
+}
+
+/// [`rotate_stack`] into `out`, this rank's columns of the result (`npw x band_count(x.ncols(),
+/// p, rank)`, overwritten; it must not alias the blocks), through `scratch`'s reusable buffers.
+pub fn rotate_stack_into<T: Scalar>(
+    blocks: &[&BandDistBlock<T>],
+    x: MatRef<'_, T>,
+    algo: BandAlgorithm,
+    scratch: &mut BandScratch<T>,
+    mut out: MatMut<'_, T>,
+) {
+    let first = blocks.first().expect("planewave-linalg: an empty stack");
+    let (comm, npw) = (first.comm.clone(), first.npw);
     let (p, me) = (comm.size(), comm.rank());
     let sizes: Vec<usize> = blocks.iter().map(|b| b.nbands).collect();
     assert_eq!(
@@ -497,7 +534,11 @@ pub fn rotate_stack<T: Scalar>(
     );
     let nout = x.ncols();
     let nl_out = band_count(nout, p, me);
-    let mut y = Mat::<T>::zeros(npw, nl_out);
+    assert_eq!(
+        (out.nrows(), out.ncols()),
+        (npw, nl_out),
+        "planewave-linalg: local shape of a rotation's output"
+    );
     // Row offset of every block in X.
     let offsets: Vec<usize> = sizes
         .iter()
@@ -507,6 +548,10 @@ pub fn rotate_stack<T: Scalar>(
             Some(o)
         })
         .collect();
+    if algo == BandAlgorithm::Reduce {
+        return reduce_rotation(blocks, x, &offsets, scratch, out);
+    }
+    out.fill(T::from_f64(0.0));
     // `owner`'s parts of the blocks (or, not `dealt`, the whole blocks), side by side, times
     // the rows of X they stand for.
     let mut visit = |owner: usize, stacked: MatRef<'_, T>, dealt: bool| {
@@ -518,7 +563,7 @@ pub fn rotate_stack<T: Scalar>(
                 x[(off + row, band_global(me, p, l))]
             });
             gemm(
-                y.as_mut(),
+                out.as_mut(),
                 true,
                 stacked.subcols(col, k),
                 false,
@@ -557,49 +602,131 @@ pub fn rotate_stack<T: Scalar>(
                 stacked.as_ref(),
                 ncols_of,
                 CLASS,
+                scratch,
                 |owner, block| visit(owner, block, true),
             );
         }
-        BandAlgorithm::Reduce => return reduce_rotation(blocks, x, &sizes, &offsets),
+        BandAlgorithm::Reduce => unreachable!("reduced rotations returned above"),
     }
-    BandDistBlock::new(comm, npw, nout, y)
 }
 
-/// [`rotate_stack`] by `Reduce`: every rank multiplies its parts of the blocks by their rows
-/// of `X` into all output columns, ordered by owner (rank r's columns r, r + p, ... side by
-/// side), and one reduce-scatter sums each owner's columns onto it.
+/// Tag of a reduced rotation's exchange of partial sums.
+const TAG_REDUCE: u32 = 0x4C41_0002;
+
+/// Elements of a reduced rotation's partial products formed at once: the rows are taken in
+/// slabs of about this many elements, so the partial products and the received pieces stay a
+/// few MiB (and in cache) instead of `p` times the output.
+const REDUCE_SLAB_ELEMENTS: usize = 1 << 18;
+
+/// [`rotate_stack_into`] by `Reduce`, slab of rows by slab: every rank multiplies its parts of
+/// the blocks by their rows of `X` into all output columns, ordered by owner (rank r's
+/// columns r, r + p, ... side by side), sends each owner its columns and sums, in rank order,
+/// the pieces it receives for its own (a reduce-scatter by one exchange: each rank sends and
+/// receives `(p - 1) / p` of the partial products, with no root).
 fn reduce_rotation<T: Scalar>(
     blocks: &[&BandDistBlock<T>],
     x: MatRef<'_, T>,
-    sizes: &[usize],
     offsets: &[usize],
-) -> BandDistBlock<T> {
-    let (comm, npw) = (blocks[0].comm.clone(), blocks[0].npw);
+    scratch: &mut BandScratch<T>,
+    mut out: MatMut<'_, T>,
+) {
+    let (comm, npw) = (&*blocks[0].comm, blocks[0].npw);
     let (p, me) = (comm.size(), comm.rank());
     let nout = x.ncols();
-    // Output columns in owner order.
+    // Output columns in owner order, and every block's rows of X in that order.
     let order: Vec<usize> = (0..p)
         .flat_map(|r| (0..band_count(nout, p, r)).map(move |l| band_global(r, p, l)))
         .collect();
-    // The partial products are formed straight in the send buffer (column-major), and the
-    // owner's sums copied once into its block.
-    let mut partial = vec![T::from_f64(0.0); npw * nout];
-    for ((b, &nb), &off) in blocks.iter().zip(sizes).zip(offsets) {
-        let k = band_count(nb, p, me);
-        let xs = Mat::from_fn(k, nout, |kk, c| x[(off + band_global(me, p, kk), order[c])]);
-        let out = MatMut::from_column_major_slice_mut(&mut partial, npw, nout);
-        gemm(out, true, b.local.as_ref(), false, xs.as_ref(), false);
+    let xs: Vec<Mat<T>> = blocks
+        .iter()
+        .zip(offsets)
+        .map(|(b, &off)| {
+            Mat::from_fn(b.local.ncols(), nout, |kk, c| {
+                x[(off + band_global(me, p, kk), order[c])]
+            })
+        })
+        .collect();
+    let slab = (REDUCE_SLAB_ELEMENTS / nout.max(1)).clamp(1, npw.max(1));
+    for r0 in (0..npw).step_by(slab) {
+        let h = slab.min(npw - r0);
+        let partial = sized(&mut scratch.partial, h * nout);
+        let mut written = false;
+        for (b, xb) in blocks.iter().zip(&xs) {
+            if xb.nrows() > 0 {
+                let dst = MatMut::from_column_major_slice_mut(partial, h, nout);
+                let rows = b.local.as_ref().subrows(r0, h);
+                gemm(dst, written, rows, false, xb.as_ref(), false);
+                written = true;
+            }
+        }
+        if !written {
+            partial.fill(T::from_f64(0.0));
+        }
+        let counts: Vec<usize> = (0..p).map(|r| h * band_count(nout, p, r)).collect();
+        let pieces = sized(&mut scratch.pieces, counts[me] * (p - 1));
+        exchange_pieces(comm, partial, &counts, pieces);
+        sum_pieces(
+            out.as_mut().subrows_mut(r0, h),
+            &partial[displacements(&counts)[me]..],
+            pieces,
+            (me, p),
+        );
     }
-    let nl = band_count(nout, p, me);
-    let local = if p == 1 {
-        vec_view(&partial, npw, nl).to_owned()
-    } else {
-        let counts: Vec<usize> = (0..p).map(|r| npw * band_count(nout, p, r)).collect();
-        let mine = comm.reduce_scatter(&partial, &counts, ReduceOp::Sum, CLASS);
-        drop(partial);
-        vec_view(&mine, npw, nl).to_owned()
-    };
-    BandDistBlock::new(comm, npw, nout, local)
+}
+
+/// Send block `r` of `partial` (`counts[r]` elements) to every other rank `r` and receive this
+/// rank's block from each of them into `pieces`, in rank order.
+fn exchange_pieces<T: Scalar>(
+    comm: &dyn Communicator,
+    partial: &[T],
+    counts: &[usize],
+    pieces: &mut [T],
+) {
+    let (p, me) = (comm.size(), comm.rank());
+    if p == 1 {
+        return;
+    }
+    let starts = displacements(counts);
+    let sends: Vec<(usize, Slice<'_>)> = (0..p)
+        .filter(|&r| r != me)
+        .map(|r| (r, T::slice(&partial[starts[r]..starts[r] + counts[r]])))
+        .collect();
+    // One piece per other rank, empty ones included (their messages must be matched).
+    let mut rest = pieces;
+    let mut recvs: Vec<(usize, SliceMut<'_>)> = Vec::with_capacity(p - 1);
+    for r in (0..p).filter(|&r| r != me) {
+        let (piece, tail) = std::mem::take(&mut rest).split_at_mut(counts[me]);
+        recvs.push((r, T::slice_mut(piece)));
+        rest = tail;
+    }
+    comm.exchange_raw(&sends, &mut recvs, TAG_REDUCE, CLASS);
+}
+
+/// `out` (rows x columns, column-major pieces) = the own partial block plus the received
+/// pieces, summed in rank order.
+fn sum_pieces<T: Scalar>(mut out: MatMut<'_, T>, own: &[T], pieces: &[T], (me, p): (usize, usize)) {
+    let h = out.nrows();
+    let c = h * out.ncols();
+    for l in 0..out.ncols() {
+        let at = l * h;
+        let column = |r: usize| {
+            let from = if r == me {
+                own
+            } else {
+                &pieces[(r - usize::from(r > me)) * c..]
+            };
+            &from[at..at + h]
+        };
+        let mut col = out.as_mut().col_mut(l);
+        for (v, &first) in col.as_mut().iter_mut().zip(column(0)) {
+            *v = first;
+        }
+        for r in 1..p {
+            for (v, &add) in col.as_mut().iter_mut().zip(column(r)) {
+                *v += add;
+            }
+        }
+    }
 }
 
 /// `Y += A triu(X)` restricted to one ring step: `X` (`k x m`, rows = the owner's bands,

@@ -37,11 +37,15 @@ mod ring;
 #[cfg(feature = "scalapack")]
 pub mod scalapack;
 mod scalar;
+mod scratch;
 pub mod selfcheck;
 pub mod subspace;
 
 pub use backend::{default_backend, set_default_backend, Backend, BACKEND_ENV};
-pub use band_dist::{overlap_stack, rotate_stack, BandAlgorithm, BandDistBlock};
+pub use band_dist::{
+    overlap_stack, overlap_stack_with, rotate_stack, rotate_stack_into, BandAlgorithm,
+    BandDistBlock,
+};
 pub use dense::{
     cholesky, cholesky_orthonormalise, gemm, hermitian_eigen, hermitian_eigen_lowest, matmul,
     matmul_into, overlap, triangular_inverse, trmm_right, trsm_right, upper_matmul_acc,
@@ -51,3 +55,4 @@ pub use faer::{c64, Mat, MatMut, MatRef};
 pub use gdist::GDistBlock;
 pub use planewave_comm::ring::RingOrder;
 pub use scalar::{LinalgError, Scalar};
+pub use scratch::BandScratch;

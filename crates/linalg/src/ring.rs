@@ -8,8 +8,9 @@
 //! block and the send of the current one are posted (non-blocking) before `visit` runs and
 //! waited for after it. Cycle orders are those of [`planewave_comm::ring::Ring`].
 
-use crate::partition::{mat_to_vec, vec_view};
+use crate::partition::vec_view;
 use crate::scalar::Scalar;
+use crate::scratch::{sized, BandScratch};
 use faer::MatRef;
 use planewave_comm::ring::{Ring, RingOrder};
 use planewave_comm::{CommClass, CommExt, Communicator};
@@ -18,13 +19,15 @@ use planewave_comm::{CommClass, CommExt, Communicator};
 const TAG_BAND_RING: u32 = 0x4C41_0001;
 
 /// Circulate every rank's `rows x ncols_of(rank)` block around the ring (see the module
-/// documentation).
+/// documentation), through `scratch`'s message buffers.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn systolic<T: Scalar>(
     comm: &dyn Communicator,
     order: RingOrder,
     block: MatRef<'_, T>,
     ncols_of: impl Fn(usize) -> usize,
     class: CommClass,
+    scratch: &mut BandScratch<T>,
     mut visit: impl FnMut(usize, MatRef<'_, T>),
 ) {
     let (p, rank) = (comm.size(), comm.rank());
@@ -36,22 +39,34 @@ pub(crate) fn systolic<T: Scalar>(
     let ring = Ring::new(p, rank, order);
     let cycle = ring.cycle();
     let pos = cycle.iter().position(|&r| r == rank).expect("rank in ring");
-    let mut current = mat_to_vec(block);
+    let mut current = std::mem::take(&mut scratch.current);
+    current.clear();
+    for j in 0..block.ncols() {
+        current.extend(block.col(j).iter().copied());
+    }
     let mut cols = block.ncols();
     for step in 0..p {
         let owner = cycle[(pos + p - step) % p];
         let in_flight = (step + 1 < p).then(|| {
             let incoming = cycle[(pos + 2 * p - step - 1) % p];
             let n_in = ncols_of(incoming);
-            let recv = comm.irecv::<T>(rows * n_in, ring.prev(), TAG_BAND_RING, class);
-            let send = comm.isend(current.clone(), ring.next(), TAG_BAND_RING, class);
+            let mut recv = std::mem::take(&mut scratch.recv);
+            sized(&mut recv, rows * n_in);
+            let recv = comm.irecv_into(recv, ring.prev(), TAG_BAND_RING, class);
+            let mut send = std::mem::take(&mut scratch.send);
+            send.clear();
+            send.extend_from_slice(&current);
+            let send = comm.isend(send, ring.next(), TAG_BAND_RING, class);
             (recv, send, n_in)
         });
         visit(owner, vec_view(&current, rows, cols));
         if let Some((recv, send, n_in)) = in_flight {
-            current = recv.wait_data();
-            send.wait();
+            scratch.recv = std::mem::replace(&mut current, recv.wait_data());
+            if let Some(sent) = send.wait() {
+                scratch.send = T::from_payload(sent);
+            }
             cols = n_in;
         }
     }
+    scratch.current = current;
 }

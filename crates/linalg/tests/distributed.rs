@@ -100,10 +100,7 @@ fn stacked_products_equal_the_products_of_the_whole_blocks() {
         for algo in BandAlgorithm::ALL {
             let out = Threads::run(p, |comm| {
                 let comm = comm.into_arc();
-                let blocks: Vec<_> = parts
-                    .iter()
-                    .map(|m| BandDistBlock::from_global(comm.clone(), m.as_ref()))
-                    .collect();
+                let blocks = dealt(&comm, &parts);
                 let refs: Vec<_> = blocks.iter().collect();
                 let o = BandDistBlock::from_global(comm.clone(), other.as_ref());
                 let s = overlap_stack(&refs, &o, algo);
@@ -122,4 +119,62 @@ fn stacked_products_equal_the_products_of_the_whole_blocks() {
             }
         }
     }
+}
+
+#[test]
+fn rotations_of_tall_blocks_reuse_one_scratch() {
+    // Tall enough that a reduced rotation runs in several row slabs (the last one short), and
+    // two rotations of different widths through one scratch: nothing of the first leaks into
+    // the second.
+    use planewave_linalg::{rotate_stack_into, BandScratch};
+    let (npw, sizes) = (3001, [150usize, 100, 50]);
+    let parts: Vec<_> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| test_matrix::<f64>(npw, n, 30 + i as u64))
+        .collect();
+    let xs = [
+        test_matrix::<f64>(300, 300, 40),
+        test_matrix::<f64>(300, 7, 41),
+    ];
+    let whole = planewave_linalg::Mat::from_fn(npw, 300, |i, j| {
+        let b = j / 150 + usize::from(j >= 250);
+        parts[b][(i, j - [0, 150, 250][b])]
+    });
+    for p in [1, 3] {
+        for algo in BandAlgorithm::ALL {
+            let out = Threads::run(p, |comm| {
+                let comm = comm.into_arc();
+                let blocks = dealt(&comm, &parts);
+                let refs: Vec<_> = blocks.iter().collect();
+                let mut scratch = BandScratch::new();
+                xs.iter()
+                    .map(|x| {
+                        let n = band_count(x.ncols(), p, comm.rank());
+                        let mut y = planewave_linalg::Mat::<f64>::zeros(npw, n);
+                        rotate_stack_into(&refs, x.as_ref(), algo, &mut scratch, y.as_mut());
+                        BandDistBlock::new(comm.clone(), npw, x.ncols(), y).to_global()
+                    })
+                    .collect::<Vec<_>>()
+            });
+            for ys in out {
+                for (y, x) in ys.iter().zip(&xs) {
+                    let want = &whole * x;
+                    let err = (y - &want).norm_l2() / want.norm_l2();
+                    assert!(err < 1e-13, "{p} ranks {algo}: {err}");
+                }
+            }
+        }
+    }
+}
+
+/// Every matrix of `parts` dealt over `comm`'s ranks.
+fn dealt<T: planewave_linalg::Scalar>(
+    comm: &std::sync::Arc<dyn planewave_comm::Communicator>,
+    parts: &[planewave_linalg::Mat<T>],
+) -> Vec<BandDistBlock<T>> {
+    parts
+        .iter()
+        .map(|m| BandDistBlock::from_global(comm.clone(), m.as_ref()))
+        .collect()
 }

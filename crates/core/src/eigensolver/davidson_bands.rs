@@ -14,17 +14,22 @@
 //! The search space is a list of blocks (the start or last restart, then one block per
 //! iteration), each dealt over its own columns, so that new directions never have to be
 //! re-dealt to append them; a product with the space circulates all of its blocks once, side
-//! by side (planewave-linalg's [`overlap_stack`] and [`rotate_stack`]).
+//! by side (planewave-linalg's [`overlap_stack_with`] and [`rotate_stack_into`]). The
+//! products' message buffers ([`BandScratch`]) and the blocks' storage (`block_pool`) are
+//! reused from iteration to iteration.
 
 use super::block::{canonical_from, hermitian_part};
+use super::block_pool::BlockPool;
 use super::davidson::{g_psi_factor, Locking, Tolerances, DEPENDENCE_TOL};
 use super::{BlockOperator, EigenResult};
 use crate::gvectors::sum_matrix;
 use planewave_comm::{CommClass, CommExt, Communicator};
-use planewave_linalg::partition::band_global;
+use planewave_linalg::partition::{band_count, band_global};
 use planewave_linalg::{
-    overlap_stack, rotate_stack, BandAlgorithm, BandDistBlock, Mat, MatRef, Scalar,
+    overlap_stack_with, rotate_stack_into, BandAlgorithm, BandDistBlock, BandScratch, Mat, MatRef,
+    Scalar,
 };
+use std::cell::RefCell;
 use std::sync::Arc;
 
 /// Lowest `nb` eigenpairs of `op` as [`super::davidson::davidson`] finds them, with the
@@ -48,10 +53,16 @@ pub fn davidson_bands<T: Scalar>(
         "more bands ({nb}) than plane waves ({n_global})"
     );
     let max_dim = (dim_factor.max(2) * nb).min(n_global).max(nb);
-    let ctx = Ctx { op, band, algo };
+    let ctx = Ctx {
+        op,
+        band,
+        algo,
+        scratch: RefCell::new(BandScratch::new()),
+        pool: RefCell::new(BlockPool::default()),
+    };
     let mut x = BandDistBlock::new(band.clone(), op.dim(), nb, x0);
     if let Some(t) = ctx.canonical(&x).filter(|t| t.ncols() == nb) {
-        x = x.rotate(t.as_ref(), algo);
+        x = ctx.rotate(x, t.as_ref());
     }
     let ax = ctx.apply(&x);
     let mut n_applications = nb;
@@ -87,7 +98,9 @@ pub fn davidson_bands<T: Scalar>(
             r
         } else {
             let cols: Vec<usize> = active.iter().map(|&(k, _)| k).collect();
-            r.select(&cols)
+            let w = r.select(&cols);
+            ctx.recycle(r);
+            w
         };
         precondition(&mut w, &diag, &theta, &active);
         let Some(w) = s.orthogonalize_new(&ctx, w) else {
@@ -103,7 +116,7 @@ pub fn davidson_bands<T: Scalar>(
     let converged = lock.locked.iter().all(|&l| l);
     EigenResult {
         values: theta,
-        vectors: vectors.local().to_owned(),
+        vectors: vectors.into_local(),
         residual_norms: lock.resid,
         iterations,
         n_applications,
@@ -111,14 +124,18 @@ pub fn davidson_bands<T: Scalar>(
     }
 }
 
-/// The operator, the band group and the product algorithm.
-struct Ctx<'a, O> {
+/// The operator, the band group, the product algorithm and the reused buffers.
+struct Ctx<'a, O, T: Scalar> {
     op: &'a O,
     band: &'a Arc<dyn Communicator>,
     algo: BandAlgorithm,
+    /// The products' message buffers.
+    scratch: RefCell<BandScratch<T>>,
+    /// Storage of blocks no longer used.
+    pool: RefCell<BlockPool<T>>,
 }
 
-impl<O> Ctx<'_, O> {
+impl<O, T: Scalar> Ctx<'_, O, T> {
     /// `data` as band rank 0 has it, on every rank of the band group.
     fn take_rank0<E: planewave_comm::Element>(&self, data: &mut [E]) {
         if self.band.size() > 1 {
@@ -127,50 +144,59 @@ impl<O> Ctx<'_, O> {
     }
 
     /// `m` as band rank 0 has it.
-    fn mat_of_rank0<T: Scalar>(&self, m: Mat<T>) -> Mat<T> {
+    fn mat_of_rank0(&self, m: Mat<T>) -> Mat<T> {
         if self.band.size() == 1 {
             return m;
         }
         sum_matrix(m, |flat| self.take_rank0(flat))
     }
+
+    /// A block of `nbands` bands of `npw` rows from the pool (contents unspecified).
+    fn block(&self, npw: usize, nbands: usize) -> BandDistBlock<T> {
+        let (p, me) = (self.band.size(), self.band.rank());
+        let local = self.pool.borrow_mut().take(npw, band_count(nbands, p, me));
+        BandDistBlock::new(self.band.clone(), npw, nbands, local)
+    }
+
+    /// Give `x`'s storage back to the pool.
+    fn recycle(&self, x: BandDistBlock<T>) {
+        self.pool.borrow_mut().give(x.into_local());
+    }
 }
 
-impl<O> Ctx<'_, O> {
+impl<O: BlockOperator<T>, T: Scalar> Ctx<'_, O, T> {
     /// `op x` on this rank's columns.
-    fn apply<T: Scalar>(&self, x: &BandDistBlock<T>) -> BandDistBlock<T>
-    where
-        O: BlockOperator<T>,
-    {
-        let mut out = Mat::<T>::zeros(x.npw(), x.local().ncols());
-        self.op.apply(x.local(), out.as_mut());
-        BandDistBlock::new(self.band.clone(), x.npw(), x.nbands(), out)
+    fn apply(&self, x: &BandDistBlock<T>) -> BandDistBlock<T> {
+        let mut out = self.block(x.npw(), x.nbands());
+        self.op.apply(x.local(), out.local_mut());
+        out
     }
 
     /// `[blocks]^H y` over all rows, identical on every rank (`y` circulates once).
-    fn gram<T: Scalar>(&self, blocks: &[BandDistBlock<T>], y: &BandDistBlock<T>) -> Mat<T>
-    where
-        O: BlockOperator<T>,
-    {
+    fn gram(&self, blocks: &[BandDistBlock<T>], y: &BandDistBlock<T>) -> Mat<T> {
         let refs: Vec<&BandDistBlock<T>> = blocks.iter().collect();
-        let s = overlap_stack(&refs, y, self.algo);
+        let s = overlap_stack_with(&refs, y, self.algo, &mut self.scratch.borrow_mut());
         sum_matrix(s, |flat| self.op.sum_rows(flat))
     }
 
     /// `[blocks] c` for a replicated `c` with one row per column of the blocks (the blocks
-    /// circulate once, side by side).
-    fn combine<T: Scalar>(
-        &self,
-        blocks: &[&BandDistBlock<T>],
-        c: MatRef<'_, T>,
-    ) -> BandDistBlock<T> {
-        rotate_stack(blocks, c, self.algo)
+    /// circulate once, side by side), in a block from the pool.
+    fn combine(&self, blocks: &[&BandDistBlock<T>], c: MatRef<'_, T>) -> BandDistBlock<T> {
+        let mut out = self.block(blocks[0].npw(), c.ncols());
+        let scratch = &mut self.scratch.borrow_mut();
+        rotate_stack_into(blocks, c, self.algo, scratch, out.local_mut());
+        out
+    }
+
+    /// `x t`, `x`'s storage recycled.
+    fn rotate(&self, x: BandDistBlock<T>, t: MatRef<'_, T>) -> BandDistBlock<T> {
+        let y = self.combine(&[&x], t);
+        self.recycle(x);
+        y
     }
 
     /// Squared column norms over all rows, one per band of `x`, on every rank.
-    fn norms2<T: Scalar>(&self, x: &BandDistBlock<T>) -> Vec<f64>
-    where
-        O: BlockOperator<T>,
-    {
+    fn norms2(&self, x: &BandDistBlock<T>) -> Vec<f64> {
         let local = x.local();
         let mut n2: Vec<f64> = (0..local.ncols())
             .map(|l| local.col(l).iter().map(|v| v.abs2()).sum())
@@ -180,10 +206,7 @@ impl<O> Ctx<'_, O> {
     }
 
     /// The orthonormalising transform of `x`'s independent directions (band rank 0's).
-    fn canonical<T: Scalar>(&self, x: &BandDistBlock<T>) -> Option<Mat<T>>
-    where
-        O: BlockOperator<T>,
-    {
+    fn canonical(&self, x: &BandDistBlock<T>) -> Option<Mat<T>> {
         let norms2 = self.norms2(x);
         let s = self.gram(std::slice::from_ref(x), x);
         let t = canonical_from(self.op, s, &norms2, DEPENDENCE_TOL);
@@ -200,10 +223,7 @@ impl<O> Ctx<'_, O> {
     }
 
     /// Lowest `nb` Ritz values and coefficients of the space (band rank 0's).
-    fn ritz<T: Scalar>(&self, s: &Space<T>, nb: usize) -> (Vec<f64>, Mat<T>)
-    where
-        O: BlockOperator<T>,
-    {
+    fn ritz(&self, s: &Space<T>, nb: usize) -> (Vec<f64>, Mat<T>) {
         let mut h = s.h.as_ref().submatrix(0, 0, s.m, s.m).to_owned();
         hermitian_part(h.as_mut());
         let e = self
@@ -245,11 +265,18 @@ struct Space<T: Scalar> {
 
 impl<T: Scalar> Space<T> {
     /// Restart from the Ritz vectors: `V <- V C`, `AV <- AV C`, `h <- diag(theta)`.
-    fn restart<O: BlockOperator<T>>(&mut self, ctx: &Ctx<'_, O>, theta: &[f64], c: MatRef<'_, T>) {
-        let v = ctx.combine(&self.v.iter().collect::<Vec<_>>(), c);
-        self.v = vec![v];
-        let av = ctx.combine(&self.av.iter().collect::<Vec<_>>(), c);
-        self.av = vec![av];
+    fn restart<O: BlockOperator<T>>(
+        &mut self,
+        ctx: &Ctx<'_, O, T>,
+        theta: &[f64],
+        c: MatRef<'_, T>,
+    ) {
+        for blocks in [&mut self.v, &mut self.av] {
+            let new = ctx.combine(&blocks.iter().collect::<Vec<_>>(), c);
+            for old in std::mem::replace(blocks, vec![new]) {
+                ctx.recycle(old);
+            }
+        }
         let nb = c.ncols();
         self.h.fill(T::from_f64(0.0));
         for (j, &t) in theta.iter().enumerate().take(nb) {
@@ -262,7 +289,7 @@ impl<T: Scalar> Space<T> {
     /// circulate once, side by side, against `[C_w; -C_w diag(theta_w)]`).
     fn residuals<O: BlockOperator<T>>(
         &self,
-        ctx: &Ctx<'_, O>,
+        ctx: &Ctx<'_, O, T>,
         theta: &[f64],
         c: MatRef<'_, T>,
         which: &[usize],
@@ -285,7 +312,7 @@ impl<T: Scalar> Space<T> {
     /// nothing left).
     fn orthogonalize_new<O: BlockOperator<T>>(
         &self,
-        ctx: &Ctx<'_, O>,
+        ctx: &Ctx<'_, O, T>,
         mut w: BandDistBlock<T>,
     ) -> Option<BandDistBlock<T>> {
         let before = ctx.norms2(&w);
@@ -301,7 +328,8 @@ impl<T: Scalar> Space<T> {
                 }
             });
             let stack: Vec<&BandDistBlock<T>> = self.v.iter().chain([&w]).collect();
-            w = ctx.combine(&stack, coef.as_ref());
+            let next = ctx.combine(&stack, coef.as_ref());
+            ctx.recycle(std::mem::replace(&mut w, next));
             let lost_much = (0..w.nbands()).any(|j| {
                 let removed: f64 = (0..self.m).map(|i| c[(i, j)].abs2()).sum();
                 before[j] - removed < 0.5 * before[j]
@@ -310,14 +338,17 @@ impl<T: Scalar> Space<T> {
                 break;
             }
         }
-        let t = ctx.canonical(&w)?;
-        Some(w.rotate(t.as_ref(), ctx.algo))
+        let Some(t) = ctx.canonical(&w) else {
+            ctx.recycle(w);
+            return None;
+        };
+        Some(ctx.rotate(w, t.as_ref()))
     }
 
     /// Append `w` and `aw = A w`: `h[:, m..] = [V w]^H aw` and its Hermitian mirror.
     fn extend<O: BlockOperator<T>>(
         &mut self,
-        ctx: &Ctx<'_, O>,
+        ctx: &Ctx<'_, O, T>,
         w: BandDistBlock<T>,
         aw: BandDistBlock<T>,
     ) {

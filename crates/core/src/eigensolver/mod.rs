@@ -12,6 +12,7 @@
 //! `SCALAPACK_MIN_DIM` on, chosen by size), so every rank keeps the same vectors bit for bit.
 
 mod block;
+mod block_pool;
 pub mod davidson;
 pub mod davidson_bands;
 pub mod lobpcg;
