@@ -11,9 +11,11 @@
 //!   iteration (each of a group's `g` ranks sums its part of the grid).
 //!
 //! Threads divide the computing terms with an efficiency of `THREAD_EFF` per doubling. The
-//! ranks of a k-point group form its G-vector group: they divide the block work and the grid
-//! work (both the plane waves and the density grid are dealt) with an efficiency of
-//! `GVECTOR_EFF` per doubling (transposes and sums over G).
+//! ranks of a k-point group form `b` band groups of `g` G-vector ranks: the band groups divide
+//! the block work with an efficiency of `BAND_EFF` per doubling (the subspace products' ring
+//! and reduce-scatter, the replicated subspace eigenproblem); the G-vector ranks divide the
+//! block work and the grid work (both the plane waves and the density grid are dealt) with an
+//! efficiency of `GVECTOR_EFF` per doubling (transposes and sums over G).
 //!
 //! Calibration (2-core AMD EPYC, AVX2, idle): the mean SCF iteration (`t_iter` of the report)
 //! of si2_lda_gth, al1_lda_gth, si8_lda_gth_displaced and h1_lsda_gth_box at 1 rank × 1 thread
@@ -21,8 +23,11 @@
 //! three block constants to the per-block time (relative residuals within 12%); `A_GRID` from
 //! h1's potential and mixing time; `THREAD_EFF` from si8 and al1 at 1 × 2 threads;
 //! `GVECTOR_EFF` from si64_lda_gth_gamma at 2 MPI ranks × 1 thread against 1 × 1 with the
-//! density grid dealt too (t_iter 2.186 s vs 4.337 s: a speed-up of 1.98).
+//! density grid dealt too (t_iter 2.186 s vs 4.337 s: a speed-up of 1.98); `BAND_EFF` from the
+//! same case with `--band-groups 2` against G-vector groups of 2 in one session (see the
+//! constant).
 
+use planewave_core::eigensolver::Eigensolver;
 use planewave_core::input::Kpoints;
 use planewave_core::parallel::deal_by_cost;
 use planewave_core::setup::{memory_per_rank, Setup};
@@ -44,10 +49,15 @@ const BYTE: f64 = 2.0e-9;
 const THREAD_EFF: f64 = 0.8;
 /// Fraction of linear speed-up kept per doubling of the ranks of a G-vector group.
 const GVECTOR_EFF: f64 = 0.99;
+/// Fraction of linear speed-up kept per doubling of the band groups: si64_lda_gth_gamma on 2
+/// MPI ranks × 1 thread, t_iter 2.057 and 1.847 s with 2 band groups against 1.709 and 1.685 s
+/// with a G-vector group of 2 (alternated, one session, 2026-11-23): 0.99 × 1.70 / 1.95.
+const BAND_EFF: f64 = 0.86;
 
 /// One candidate layout with its prediction.
 struct Candidate {
     kpoint_groups: usize,
+    band_groups: usize,
     gvector_ranks: usize,
     seconds: f64,
     slowest_blocks: usize,
@@ -60,7 +70,8 @@ fn speedup(n: usize, eff: f64) -> f64 {
     t * eff.powf(t.log2())
 }
 
-fn predict(s: &Setup, ranks: usize, kg: usize, threads: usize) -> Candidate {
+/// The prediction for `kg` k-point groups of `bg` band groups on `ranks` ranks.
+fn predict(s: &Setup, ranks: usize, (kg, bg): (usize, usize), threads: usize) -> Candidate {
     let nb = s.params.nbands as f64;
     let n = s.basis.grid_len() as f64;
     let nlogn = n * n.log2();
@@ -74,16 +85,17 @@ fn predict(s: &Setup, ranks: usize, kg: usize, threads: usize) -> Candidate {
     let (slowest, slowest_blocks) = (0..kg)
         .map(|g| (group(g).map(|(_, c)| c).sum::<f64>(), group(g).count()))
         .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
-    let g = ranks / kg;
+    let g = ranks / (kg * bg);
     let grid = A_GRID * nspin as f64 * nlogn / speedup(g, GVECTOR_EFF);
     let sum = if kg > 1 {
         LATENCY * (kg as f64).log2() + BYTE * 8.0 * n * nspin as f64 / g as f64
     } else {
         0.0
     };
-    let blocks = slowest / speedup(g, GVECTOR_EFF);
+    let blocks = slowest / (speedup(bg, BAND_EFF) * speedup(g, GVECTOR_EFF));
     Candidate {
         kpoint_groups: kg,
+        band_groups: bg,
         gvector_ranks: g,
         seconds: (blocks + grid) / speedup(threads, THREAD_EFF) + sum,
         slowest_blocks,
@@ -92,7 +104,7 @@ fn predict(s: &Setup, ranks: usize, kg: usize, threads: usize) -> Candidate {
             s.basis.ecut,
             slowest_blocks,
             s.params.nbands,
-            (1, g),
+            (bg, g),
             matches!(s.spec.kpoints, Kpoints::Gamma),
             s.params.eigensolver,
         ),
@@ -104,12 +116,21 @@ pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = threads.unwrap_or((cores / ranks).max(1));
     let blocks = s.basis.kpoints.len() * s.model.nspin();
+    // Band groups need the Davidson eigensolver and at least one band each.
+    let band_ok = !matches!(s.params.eigensolver, Eigensolver::Lobpcg);
     let mut cands: Vec<Candidate> = (1..=ranks.min(blocks))
         .filter(|kg| ranks.is_multiple_of(*kg))
-        .map(|kg| predict(s, ranks, kg, threads))
+        .flat_map(|kg| {
+            let per_group = ranks / kg;
+            (1..=per_group)
+                .filter(move |bg| per_group.is_multiple_of(*bg))
+                .filter(move |&bg| bg == 1 || (band_ok && bg <= s.params.nbands))
+                .map(move |bg| (kg, bg))
+        })
+        .map(|layout| predict(s, ranks, layout, threads))
         .collect();
     cands.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
-    let serial = predict(s, 1, 1, 1).seconds;
+    let serial = predict(s, 1, (1, 1), 1).seconds;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -126,7 +147,7 @@ pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
         "rank",
         "kpoint_groups",
         "band_groups",
-        "ranks/k-group",
+        "G ranks/band",
         "s/iteration",
         "speed-up",
         "memory/rank (MiB)"
@@ -137,7 +158,7 @@ pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
             "  {:>4} {:>13} {:>11} {:>14} {:>16.3} {:>9.2} {:>18.1}",
             i + 1,
             c.kpoint_groups,
-            1,
+            c.band_groups,
             c.gvector_ranks,
             c.seconds,
             serial / c.seconds,
@@ -147,12 +168,20 @@ pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
     if let Some(best) = cands.first() {
         let _ = writeln!(
             out,
-            "why: {} k-point group(s) leave the slowest group {} of the {blocks} blocks; k-point groups cost one density sum per iteration, G-vector groups transposes and sums inside every band block, so k-point groups come first.{}",
+            "why: {} k-point group(s) leave the slowest group {} of the {blocks} blocks; k-point groups cost one density sum per iteration, band and G-vector groups communication inside every band block, so k-point groups come first.{}{}",
             best.kpoint_groups,
             best.slowest_blocks,
+            if best.band_groups > 1 {
+                format!(
+                    " Each k-point group deals its bands over {} band groups (the subspace products circulate between them; no transposes for one rank per band group).",
+                    best.band_groups
+                )
+            } else {
+                String::new()
+            },
             if best.gvector_ranks > 1 {
                 format!(
-                    " Each group's {} ranks share its plane waves and its density grid (G-vector group).",
+                    " Each band's {} G-vector ranks share its plane waves and the density grid (transposes in every FFT).",
                     best.gvector_ranks
                 )
             } else {
@@ -162,9 +191,10 @@ pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
     }
     let _ = writeln!(
         out,
-        "run it with: planewave run {} --ranks {ranks} --kpoint-groups {} (or mpirun -np {ranks} planewave run ... with an MPI build)",
+        "run it with: planewave run {} --ranks {ranks} --kpoint-groups {} --band-groups {} (or mpirun -np {ranks} planewave run ... with an MPI build)",
         s.spec.source.display(),
-        cands.first().map_or(1, |c| c.kpoint_groups)
+        cands.first().map_or(1, |c| c.kpoint_groups),
+        cands.first().map_or(1, |c| c.band_groups)
     );
     out
 }

@@ -170,13 +170,15 @@ fn band_groups_match_serial() {
     same_results_with("si8_lda_gth_displaced", 4, &kb, &[]);
 }
 
-/// The G-vector group's subspace eigenproblems through ScaLAPACK (forced: this case's
-/// matrices are below the size from which `auto` picks it) give the serial results.
+/// The subspace eigenproblems through ScaLAPACK (forced: this case's matrices are below the
+/// size from which `auto` picks it) give the serial results: over a G-vector group, and over
+/// the band x G grid of a k-point group (2 band groups of 2 G-vector ranks).
 #[cfg(feature = "scalapack")]
 #[test]
 fn scalapack_subspace_solver_matches_serial() {
     let env = [("PLANEWAVE_SUBSPACE_SOLVER", "scalapack")];
     same_results_with("si8_pbe_nlcc_gamma", 2, &[], &env);
+    same_results_with("si8_pbe_nlcc_gamma", 4, &["--band-groups", "2"], &env);
 }
 
 /// Exit code 2 and exactly one line starting with `error` in the output.

@@ -282,6 +282,12 @@ impl Parallel {
         &self.topology.band
     }
 
+    /// Every rank of this k-point group (its band groups times their G-vector ranks): the
+    /// group over which a band-distributed eigensolver solves its subspace problems.
+    pub fn kgroup_comm(&self) -> &Arc<dyn Communicator> {
+        &self.topology.kgroup
+    }
+
     /// Number of band groups per k-point group.
     pub fn band_groups(&self) -> usize {
         self.topology.layout.band_groups

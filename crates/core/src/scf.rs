@@ -344,7 +344,7 @@ fn run_with<T: BandScalar>(
                 let r = if par.band_groups() > 1 {
                     params.eigensolver.solve_bands(
                         &h,
-                        par.band_comm(),
+                        (par.band_comm(), par.kgroup_comm()),
                         x0,
                         params.nbands,
                         tol,

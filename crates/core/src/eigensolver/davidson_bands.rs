@@ -7,9 +7,11 @@
 //! all eigenvalues and residual norms, identical on every rank. The operator is applied to
 //! local columns only. Overlaps and rotations go through planewave-linalg's
 //! [`BandDistBlock`] (systolic ring or gather, `algo`), sums over G-vector rows through
-//! [`BlockOperator::sum_rows`], and every small dense result (Ritz pairs, orthonormalising
-//! transforms) is taken from band rank 0, so all ranks rotate by the same matrices bit for
-//! bit.
+//! [`BlockOperator::sum_rows`]. The Ritz pairs are solved over the whole grid of the k-point
+//! group (band x G) by planewave-linalg's [`subspace::eigen`] (rank 0 solves and broadcasts,
+//! or ScaLAPACK block-cyclic over the grid from `SCALAPACK_MIN_DIM` on), and the
+//! orthonormalising transforms are taken from band rank 0, so all ranks rotate by the same
+//! matrices bit for bit.
 //!
 //! The search space is a list of blocks (the start or last restart, then one block per
 //! iteration), each dealt over its own columns, so that new directions never have to be
@@ -25,6 +27,7 @@ use super::{BlockOperator, EigenResult};
 use crate::gvectors::sum_matrix;
 use planewave_comm::{CommClass, CommExt, Communicator};
 use planewave_linalg::partition::{band_count, band_global};
+use planewave_linalg::subspace;
 use planewave_linalg::{
     overlap_stack_with, rotate_stack_into, BandAlgorithm, BandDistBlock, BandScratch, Mat, MatRef,
     Scalar,
@@ -33,12 +36,14 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 /// Lowest `nb` eigenpairs of `op` as [`super::davidson::davidson`] finds them, with the
-/// bands dealt over `band` (`x0`: this rank's columns of the `nb` starting vectors). The
-/// result's `vectors` are this rank's columns of the Ritz vectors.
+/// bands dealt over `band` (`x0`: this rank's columns of the `nb` starting vectors) and the
+/// subspace eigenproblems solved over `grid` (every rank of the k-point group: `band`'s ranks
+/// and the G-vector groups of their bands). The result's `vectors` are this rank's columns of
+/// the Ritz vectors.
 #[allow(clippy::too_many_arguments)]
 pub fn davidson_bands<T: Scalar>(
     op: &impl BlockOperator<T>,
-    band: &Arc<dyn Communicator>,
+    (band, grid): (&Arc<dyn Communicator>, &Arc<dyn Communicator>),
     algo: BandAlgorithm,
     x0: Mat<T>,
     nb: usize,
@@ -56,6 +61,7 @@ pub fn davidson_bands<T: Scalar>(
     let ctx = Ctx {
         op,
         band,
+        grid,
         algo,
         scratch: RefCell::new(BandScratch::new()),
         pool: RefCell::new(BlockPool::default()),
@@ -128,6 +134,8 @@ pub fn davidson_bands<T: Scalar>(
 struct Ctx<'a, O, T: Scalar> {
     op: &'a O,
     band: &'a Arc<dyn Communicator>,
+    /// Every rank of the k-point group (band x G).
+    grid: &'a Arc<dyn Communicator>,
     algo: BandAlgorithm,
     /// The products' message buffers.
     scratch: RefCell<BandScratch<T>>,
@@ -222,17 +230,14 @@ impl<O: BlockOperator<T>, T: Scalar> Ctx<'_, O, T> {
         Some(self.mat_of_rank0(t))
     }
 
-    /// Lowest `nb` Ritz values and coefficients of the space (band rank 0's).
+    /// Lowest `nb` Ritz values and coefficients of the space, identical on every rank of the
+    /// grid.
     fn ritz(&self, s: &Space<T>, nb: usize) -> (Vec<f64>, Mat<T>) {
         let mut h = s.h.as_ref().submatrix(0, 0, s.m, s.m).to_owned();
         hermitian_part(h.as_mut());
-        let e = self
-            .op
-            .small_eigen(h.as_ref(), nb)
+        let e = subspace::eigen(&**self.grid, h.as_ref(), nb, CommClass::Band)
             .expect("Davidson: the reduced eigenproblem failed");
-        let mut values = e.values;
-        self.take_rank0(&mut values);
-        (values, self.mat_of_rank0(e.vectors))
+        (e.values, e.vectors)
     }
 }
 
@@ -393,7 +398,7 @@ mod tests {
             let mine = BandDistBlock::from_global(comm.clone(), x0.as_ref());
             let r = davidson_bands(
                 op,
-                &comm,
+                (&comm, &comm),
                 algo,
                 mine.local().to_owned(),
                 nb,

@@ -23,10 +23,11 @@ pub use block::orthonormalize;
 
 use crate::bands::BandScalar;
 use crate::hamiltonian::KHamiltonian;
-use planewave_comm::{CommClass, Element};
+use planewave_comm::{CommClass, Communicator, Element};
 use planewave_linalg::{
     hermitian_eigen_lowest, BandAlgorithm, HermitianEigen, LinalgError, Mat, MatMut, MatRef, Scalar,
 };
+use std::sync::Arc;
 
 /// Which iterative eigensolver the SCF uses (input `scf.eigensolver`, QE `diagonalization`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,14 +92,15 @@ impl Eigensolver {
 
 impl Eigensolver {
     /// [`Eigensolver::solve`] with the bands dealt over the band group `band` (`x0`: this
-    /// rank's columns of `nb` bands; the result's vectors likewise), at least one iteration.
-    /// Only Davidson has a band-distributed form. Collective over `band` and the G-vector
-    /// group.
+    /// rank's columns of `nb` bands; the result's vectors likewise), at least one iteration;
+    /// `grid` is every rank of the k-point group (band x G), over which the subspace
+    /// eigenproblems are solved. Only Davidson has a band-distributed form. Collective over
+    /// `grid`.
     #[allow(clippy::too_many_arguments)]
     pub fn solve_bands<T: Scalar>(
         self,
         op: &impl BlockOperator<T>,
-        band: &std::sync::Arc<dyn planewave_comm::Communicator>,
+        (band, grid): (&Arc<dyn Communicator>, &Arc<dyn Communicator>),
         x0: Mat<T>,
         nb: usize,
         tol: f64,
@@ -116,8 +118,17 @@ impl Eigensolver {
             n_occupied,
         };
         let algo = band_algorithm()?;
+        planewave_linalg::subspace::SolverRequest::from_env().map_err(|e| e.to_string())?;
         Ok(davidson_bands::davidson_bands(
-            op, band, algo, x0, nb, tols, 1, maxiter, dim_factor,
+            op,
+            (band, grid),
+            algo,
+            x0,
+            nb,
+            tols,
+            1,
+            maxiter,
+            dim_factor,
         ))
     }
 }
