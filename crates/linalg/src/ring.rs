@@ -20,7 +20,6 @@ const TAG_BAND_RING: u32 = 0x4C41_0001;
 
 /// Circulate every rank's `rows x ncols_of(rank)` block around the ring (see the module
 /// documentation), through `scratch`'s message buffers.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn systolic<T: Scalar>(
     comm: &dyn Communicator,
     order: RingOrder,
