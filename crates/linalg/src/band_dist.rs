@@ -241,84 +241,14 @@ impl<T: Scalar> BandDistBlock<T> {
     /// `self X` for a replicated `X` (`nbands x m`), distributed round-robin over its `m`
     /// bands.
     pub fn rotate(&self, x: MatRef<'_, T>, algo: BandAlgorithm) -> BandDistBlock<T> {
-        self.rotate_impl(x, algo, false)
+        rotate_stack(&[self], x, algo)
     }
     /// `self triu(X)` for a replicated square `X` (only its upper triangle is read), by
     /// triangular kernels: the triangular half of [`rotate`](Self::rotate)'s work.
     pub fn rotate_upper(&self, x: MatRef<'_, T>, algo: BandAlgorithm) -> BandDistBlock<T> {
-        assert_eq!(
-            x.nrows(),
-            x.ncols(),
-            "planewave-linalg: triangular rotation must be square"
-        );
-        self.rotate_impl(x, algo, true)
-    }
-    fn rotate_impl(&self, x: MatRef<'_, T>, algo: BandAlgorithm, upper: bool) -> BandDistBlock<T> {
-        if algo == BandAlgorithm::Reduce {
-            // The triangular kernels are a ring's; a reduced rotation reads the triangle.
-            let x = Mat::from_fn(x.nrows(), x.ncols(), |i, j| {
-                if !upper || i <= j {
-                    x[(i, j)]
-                } else {
-                    T::from_f64(0.0)
-                }
-            });
-            return rotate_stack(&[self], x.as_ref(), algo);
-        }
-        assert_eq!(
-            x.nrows(),
-            self.nbands,
-            "planewave-linalg: rotation matrix rows"
-        );
-        let (p, me) = (self.comm.size(), self.comm.rank());
-        let (nb, nout) = (self.nbands, x.ncols());
-        let nl_out = band_count(nout, p, me);
-        let mut y = Mat::<T>::zeros(self.npw, nl_out);
-        // The columns of X this rank produces.
-        let xmine = Mat::from_fn(nb, nl_out, |i, l| {
-            let j = band_global(me, p, l);
-            if !upper || i <= j {
-                x[(i, j)]
-            } else {
-                T::from_f64(0.0)
-            }
-        });
-        match algo {
-            BandAlgorithm::Reduce => unreachable!("reduced rotations returned above"),
-            BandAlgorithm::Gather => {
-                let full = self.to_global();
-                gemm(
-                    y.as_mut(),
-                    false,
-                    full.as_ref(),
-                    false,
-                    xmine.as_ref(),
-                    false,
-                );
-            }
-            BandAlgorithm::Ring(order) => {
-                systolic(
-                    &*self.comm,
-                    order,
-                    self.local.as_ref(),
-                    |r| band_count(nb, p, r),
-                    CLASS,
-                    &mut BandScratch::new(),
-                    |owner, block| {
-                        let k = block.ncols();
-                        // Rows of X for the owner's bands.
-                        let xs =
-                            Mat::from_fn(k, nl_out, |kk, l| xmine[(band_global(owner, p, kk), l)]);
-                        if upper {
-                            upper_block(y.as_mut(), block, xs.as_ref(), owner > me);
-                        } else {
-                            gemm(y.as_mut(), true, block, false, xs.as_ref(), false);
-                        }
-                    },
-                );
-            }
-        }
-        BandDistBlock::new(self.comm.clone(), self.npw, nout, y)
+        let mut y = Mat::<T>::zeros(self.npw, self.local.ncols());
+        rotate_upper_into(self, x, algo, &mut BandScratch::new(), y.as_mut());
+        BandDistBlock::new(self.comm.clone(), self.npw, self.nbands, y)
     }
     /// The bands `cols` of this block (global indices, any order, no repeats), as a new block
     /// whose band `c` is `cols[c]`, dealt round-robin: every column moves once, straight from
@@ -549,7 +479,7 @@ pub fn rotate_stack_into<T: Scalar>(
         })
         .collect();
     if algo == BandAlgorithm::Reduce {
-        return reduce_rotation(blocks, x, &offsets, scratch, out);
+        return reduce_rotation(blocks, x, &offsets, Shape::General, scratch, out);
     }
     out.fill(T::from_f64(0.0));
     // `owner`'s parts of the blocks (or, not `dealt`, the whole blocks), side by side, times
@@ -610,6 +540,75 @@ pub fn rotate_stack_into<T: Scalar>(
     }
 }
 
+/// `block triu(X)` into `out` for a replicated square `X` (only its upper triangle is read):
+/// [`rotate_stack_into`] with triangular kernels, about half the flops. The ring multiplies
+/// each visiting block by its triangle; a reduced rotation forms each panel of output columns
+/// from the leading local bands that reach it; gather multiplies by the masked triangle.
+pub fn rotate_upper_into<T: Scalar>(
+    block: &BandDistBlock<T>,
+    x: MatRef<'_, T>,
+    algo: BandAlgorithm,
+    scratch: &mut BandScratch<T>,
+    mut out: MatMut<'_, T>,
+) {
+    let nb = block.nbands;
+    assert_eq!(
+        (x.nrows(), x.ncols()),
+        (nb, nb),
+        "planewave-linalg: a triangular rotation is square over the block's bands"
+    );
+    let (p, me) = (block.comm.size(), block.comm.rank());
+    let nl = band_count(nb, p, me);
+    assert_eq!(
+        (out.nrows(), out.ncols()),
+        (block.npw, nl),
+        "planewave-linalg: local shape of a rotation's output"
+    );
+    let upper = |i: usize, j: usize| if i <= j { x[(i, j)] } else { T::from_f64(0.0) };
+    match algo {
+        BandAlgorithm::Reduce => {
+            let masked = Mat::from_fn(nb, nb, upper);
+            reduce_rotation(&[block], masked.as_ref(), &[0], Shape::Upper, scratch, out);
+        }
+        BandAlgorithm::Gather => {
+            let masked = Mat::from_fn(nb, nb, upper);
+            rotate_stack_into(&[block], masked.as_ref(), algo, scratch, out);
+        }
+        BandAlgorithm::Ring(order) => {
+            out.fill(T::from_f64(0.0));
+            // The columns of X this rank produces.
+            let xmine = Mat::from_fn(nb, nl, |i, l| upper(i, band_global(me, p, l)));
+            systolic(
+                &*block.comm,
+                order,
+                block.local.as_ref(),
+                |r| band_count(nb, p, r),
+                CLASS,
+                scratch,
+                |owner, visiting| {
+                    // Rows of X for the owner's bands.
+                    let k = visiting.ncols();
+                    let xs = Mat::from_fn(k, nl, |kk, l| xmine[(band_global(owner, p, kk), l)]);
+                    upper_block(out.as_mut(), visiting, xs.as_ref(), owner > me);
+                },
+            );
+        }
+    }
+}
+
+/// What a reduced rotation may assume of `X`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Any matrix.
+    General,
+    /// Square and upper triangular (zeros below the diagonal), one block.
+    Upper,
+}
+
+/// Output columns of a triangular reduced rotation formed by one GEMM: wide enough for the
+/// kernels, narrow enough that the skipped zero rows are about half of the work.
+const UPPER_PANEL: usize = 32;
+
 /// Tag of a reduced rotation's exchange of partial sums.
 const TAG_REDUCE: u32 = 0x4C41_0002;
 
@@ -622,11 +621,13 @@ const REDUCE_SLAB_ELEMENTS: usize = 1 << 18;
 /// the blocks by their rows of `X` into all output columns, ordered by owner (rank r's
 /// columns r, r + p, ... side by side), sends each owner its columns and sums, in rank order,
 /// the pieces it receives for its own (a reduce-scatter by one exchange: each rank sends and
-/// receives `(p - 1) / p` of the partial products, with no root).
+/// receives `(p - 1) / p` of the partial products, with no root). With `Shape::Upper`, a
+/// panel of output columns is formed from the local bands at or above its last column only.
 fn reduce_rotation<T: Scalar>(
     blocks: &[&BandDistBlock<T>],
     x: MatRef<'_, T>,
     offsets: &[usize],
+    shape: Shape,
     scratch: &mut BandScratch<T>,
     mut out: MatMut<'_, T>,
 ) {
@@ -655,7 +656,10 @@ fn reduce_rotation<T: Scalar>(
             if xb.nrows() > 0 {
                 let dst = MatMut::from_column_major_slice_mut(partial, h, nout);
                 let rows = b.local.as_ref().subrows(r0, h);
-                gemm(dst, written, rows, false, xb.as_ref(), false);
+                match shape {
+                    Shape::General => gemm(dst, written, rows, false, xb.as_ref(), false),
+                    Shape::Upper => upper_panels(dst, rows, xb.as_ref(), &order, (me, p)),
+                }
                 written = true;
             }
         }
@@ -671,6 +675,44 @@ fn reduce_rotation<T: Scalar>(
             pieces,
             (me, p),
         );
+    }
+}
+
+/// `dst = a xb` for a triangular reduced rotation: `a` holds this rank's bands `me, me + p,
+/// ...`, `xb` their rows of an upper triangular `X` with the columns in `order`; a panel of
+/// columns needs only the local bands up to its last column's band.
+fn upper_panels<T: Scalar>(
+    mut dst: MatMut<'_, T>,
+    a: MatRef<'_, T>,
+    xb: MatRef<'_, T>,
+    order: &[usize],
+    (me, p): (usize, usize),
+) {
+    let nl = a.ncols();
+    let reach = |j: usize| {
+        if j < me {
+            0
+        } else {
+            ((j - me) / p + 1).min(nl)
+        }
+    };
+    let mut c0 = 0;
+    while c0 < order.len() {
+        // A panel stays within one owner's columns, where the bands grow with the column.
+        let owner = order[c0] % p;
+        let mut c1 = c0 + 1;
+        while c1 < order.len() && c1 - c0 < UPPER_PANEL && order[c1] % p == owner {
+            c1 += 1;
+        }
+        let k = reach(order[c1 - 1]);
+        let mut panel = dst.as_mut().subcols_mut(c0, c1 - c0);
+        if k == 0 {
+            panel.fill(T::from_f64(0.0));
+        } else {
+            let xs = xb.submatrix(0, c0, k, c1 - c0);
+            gemm(panel, false, a.subcols(0, k), false, xs, false);
+        }
+        c0 = c1;
     }
 }
 

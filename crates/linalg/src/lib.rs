@@ -43,8 +43,8 @@ pub mod subspace;
 
 pub use backend::{default_backend, set_default_backend, Backend, BACKEND_ENV};
 pub use band_dist::{
-    overlap_stack, overlap_stack_with, rotate_stack, rotate_stack_into, BandAlgorithm,
-    BandDistBlock,
+    overlap_stack, overlap_stack_with, rotate_stack, rotate_stack_into, rotate_upper_into,
+    BandAlgorithm, BandDistBlock,
 };
 pub use dense::{
     cholesky, cholesky_orthonormalise, gemm, hermitian_eigen, hermitian_eigen_lowest, matmul,

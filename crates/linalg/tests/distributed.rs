@@ -168,6 +168,45 @@ fn rotations_of_tall_blocks_reuse_one_scratch() {
     }
 }
 
+#[test]
+fn triangular_rotations_read_only_the_upper_triangle() {
+    // Several panels per owner and several row slabs; X's lower triangle is garbage that no
+    // algorithm may read, and one scratch serves two widths.
+    use planewave_linalg::{rotate_upper_into, BandScratch};
+    let npw = 2100;
+    for nb in [150usize, 7] {
+        let a = test_matrix::<c64>(npw, nb, 50);
+        let x = test_matrix::<c64>(nb, nb, 51);
+        let triu = planewave_linalg::Mat::from_fn(nb, nb, |i, j| {
+            if i <= j {
+                x[(i, j)]
+            } else {
+                c64::new(0.0, 0.0)
+            }
+        });
+        let want = &a * &triu;
+        for p in [1, 2, 3] {
+            for algo in BandAlgorithm::ALL {
+                let out = Threads::run(p, |comm| {
+                    let comm = comm.into_arc();
+                    let b = BandDistBlock::from_global(comm.clone(), a.as_ref());
+                    let mut scratch = BandScratch::new();
+                    let n = band_count(nb, p, comm.rank());
+                    let mut y = planewave_linalg::Mat::<c64>::zeros(npw, n);
+                    for _ in 0..2 {
+                        rotate_upper_into(&b, x.as_ref(), algo, &mut scratch, y.as_mut());
+                    }
+                    BandDistBlock::new(comm.clone(), npw, nb, y).to_global()
+                });
+                for y in out {
+                    let err = (&y - &want).norm_l2() / want.norm_l2();
+                    assert!(err < 1e-13, "{nb} bands, {p} ranks {algo}: {err}");
+                }
+            }
+        }
+    }
+}
+
 /// Every matrix of `parts` dealt over `comm`'s ranks.
 fn dealt<T: planewave_linalg::Scalar>(
     comm: &std::sync::Arc<dyn planewave_comm::Communicator>,

@@ -1,6 +1,7 @@
 //! Operations on blocks of vectors shared by the eigensolvers: overlaps and norms over all rows
 //! (completed with [`BlockOperator::sum_rows`] when the rows are dealt over a G-vector group),
-//! and canonical orthonormalisation.
+//! and orthonormalisation (Cholesky with triangular kernels when the block is well
+//! conditioned, canonical otherwise).
 
 use super::BlockOperator;
 use planewave_linalg::{matmul, matmul_into, overlap, Mat, MatMut, MatRef, Scalar};
@@ -46,6 +47,31 @@ pub(super) fn hermitian_part<T: Scalar>(mut h: MatMut<'_, T>) {
     }
 }
 
+/// [`orthonormaliser`] of `z` (collective over the ranks holding its rows).
+pub(super) fn orthonormaliser_of<T: Scalar>(
+    op: &impl BlockOperator<T>,
+    z: MatRef<'_, T>,
+    tol: f64,
+) -> Option<Orthonormaliser<T>> {
+    let norms2 = column_norms2(op, z, None);
+    orthonormaliser(op, gram(op, z, z), &norms2, tol)
+}
+
+/// Make `z`'s columns orthonormal in place by `o` (a canonical transform must keep every
+/// column).
+pub(super) fn orthonormalise_in_place<T: Scalar>(
+    z: &mut Mat<T>,
+    at: usize,
+    o: &Orthonormaliser<T>,
+) {
+    match o {
+        Orthonormaliser::Cholesky(l) => {
+            planewave_linalg::trsm_right(z.as_mut().subcols_mut(at, l.ncols()), l.as_ref(), true)
+        }
+        Orthonormaliser::Canonical(t) => multiply_cols_in_place(z, at, t.as_ref()),
+    }
+}
+
 /// T such that `z T` has orthonormal columns spanning z's numerically independent directions:
 /// directions whose overlap eigenvalue (columns scaled to unit norm) is below `tol` times the
 /// largest are dropped. None when nothing is left.
@@ -59,6 +85,59 @@ pub(super) fn canonical_transform<T: Scalar>(
     }
     let norms2 = column_norms2(op, z, None);
     canonical_from(op, gram(op, z, z), &norms2, tol)
+}
+
+/// Smallest squared Cholesky pivot (of the overlap with columns scaled to unit norm: the share
+/// of a column's norm left once the previous columns are projected out) for which Cholesky
+/// orthonormalisation is used; below it the block is near dependence and the canonical
+/// transform drops directions instead. 1e-3 keeps the Cholesky basis orthonormal to about
+/// 1e-12 (the loss grows with the overlap's condition number).
+pub(super) const CHOLESKY_MIN_PIVOT: f64 = 1e-3;
+
+/// How a block is made orthonormal.
+pub(super) enum Orthonormaliser<T: Scalar> {
+    /// `z L^-H`, `z^H z = L L^H` (lower triangular `L`; every direction kept): a triangular
+    /// solve or rotation, half the flops of a general one.
+    Cholesky(Mat<T>),
+    /// `z T` by [`canonical_from`]'s `T` (dependent directions dropped).
+    Canonical(Mat<T>),
+}
+
+impl<T: Scalar> Orthonormaliser<T> {
+    /// How many directions it keeps.
+    pub(super) fn kept(&self) -> usize {
+        match self {
+            Orthonormaliser::Cholesky(l) | Orthonormaliser::Canonical(l) => l.ncols(),
+        }
+    }
+}
+
+/// The orthonormaliser of `z` from its overlap `s = z^H z` and squared column norms (over all
+/// rows): Cholesky when every scaled pivot reaches [`CHOLESKY_MIN_PIVOT`], else canonical with
+/// `tol`; identical on every rank that shares the vectors (the factorisations go through `op`).
+/// None when nothing is left.
+pub(super) fn orthonormaliser<T: Scalar>(
+    op: &impl BlockOperator<T>,
+    s: Mat<T>,
+    norms2: &[f64],
+    tol: f64,
+) -> Option<Orthonormaliser<T>> {
+    let m = s.ncols();
+    if m == 0 {
+        return None;
+    }
+    let norms: Vec<f64> = norms2.iter().map(|n| n.sqrt()).collect();
+    if norms.iter().all(|&n| n > 0.0) {
+        let scaled = Mat::from_fn(m, m, |i, j| s[(i, j)].scale(1.0 / (norms[i] * norms[j])));
+        if let Ok(ls) = op.small_cholesky(scaled.as_ref()) {
+            if (0..m).all(|j| ls[(j, j)].abs2() >= CHOLESKY_MIN_PIVOT) {
+                // s = D ls ls^H D: the factor of s is D ls.
+                let l = Mat::from_fn(m, m, |i, j| ls[(i, j)].scale(norms[i]));
+                return Some(Orthonormaliser::Cholesky(l));
+            }
+        }
+    }
+    canonical_from(op, s, norms2, tol).map(Orthonormaliser::Canonical)
 }
 
 /// [`canonical_transform`] from the overlap `s = z^H z` and the squared column norms of `z`
@@ -143,4 +222,60 @@ pub(super) fn subtract_projection<T: Scalar>(blk: &mut Mat<T>, split: usize, c: 
         minus_c.as_ref(),
         true,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{complex_operator, complex_start};
+    use super::*;
+
+    /// `z` after `o`, and the distance of its overlap from the identity.
+    fn orthonormality_error(
+        z: &Mat<planewave_linalg::c64>,
+        o: &Orthonormaliser<planewave_linalg::c64>,
+    ) -> f64 {
+        let mut y = z.clone();
+        orthonormalise_in_place(&mut y, 0, o);
+        let y = y.as_ref().subcols(0, o.kept());
+        let s = overlap(y, y);
+        let eye = Mat::from_fn(s.nrows(), s.ncols(), |i, j| {
+            planewave_linalg::c64::new(if i == j { 1.0 } else { 0.0 }, 0.0)
+        });
+        (&s - &eye).norm_l2()
+    }
+
+    #[test]
+    fn independent_columns_take_cholesky_dependent_ones_the_canonical_transform() {
+        let op = complex_operator(60, false);
+        let z = complex_start(60, 8).as_ref().to_owned();
+        let mut scaled = z.clone();
+        for j in 0..8 {
+            let f = 10f64.powi(j as i32 - 4);
+            scaled.col_mut(j).iter_mut().for_each(|v| *v = v.scale(f));
+        }
+        // Column scales do not matter: the pivots are taken on unit columns.
+        for z in [&z, &scaled] {
+            let o = orthonormaliser_of(&op, z.as_ref(), 1e-12).expect("directions kept");
+            assert!(matches!(o, Orthonormaliser::Cholesky(_)));
+            assert!(orthonormality_error(z, &o) < 1e-12);
+        }
+        // Column 7 = column 0 + 1e-4 noise: Cholesky's last pivot is 1e-8 of the column.
+        let mut near = z.clone();
+        let c0 = near.col(0).to_owned();
+        for (i, v) in near.col_mut(7).iter_mut().enumerate() {
+            *v = c0[i] + planewave_linalg::c64::new(1e-4 * ((i % 7) as f64 - 3.0), 0.0);
+        }
+        let o = orthonormaliser_of(&op, near.as_ref(), 1e-12).expect("directions kept");
+        assert!(matches!(o, Orthonormaliser::Canonical(_)));
+        assert_eq!(o.kept(), 8);
+        let err = orthonormality_error(&near, &o);
+        assert!(err < 1e-6, "{err}");
+        // An exact copy is dropped.
+        let mut copy = z.clone();
+        let c1 = copy.col(1).to_owned();
+        copy.col_mut(5).copy_from(&c1);
+        let o = orthonormaliser_of(&op, copy.as_ref(), 1e-12).expect("directions kept");
+        assert!(matches!(o, Orthonormaliser::Canonical(_)));
+        assert_eq!(o.kept(), 7);
+    }
 }

@@ -7,8 +7,9 @@
 //! fit, V restarts from the current Ritz vectors (`V <- V C`, `AV <- AV C`, reduced matrix
 //! `diag(theta)`). Converged bands stay in the Ritz problem but add no new directions (locking),
 //! so late iterations are cheap. New directions are orthogonalised against V (block Gram–Schmidt,
-//! twice) and among themselves (canonical orthonormalisation, dropping dependent ones) *before*
-//! the operator is applied, so A W is never transformed.
+//! twice) and among themselves *before* the operator is applied, so A W is never transformed:
+//! by Cholesky and a triangular solve when they are well conditioned, else by the canonical
+//! transform, which drops dependent directions.
 //! Residuals of all bands come from two GEMMs, `R = AV C - V C diag(theta)`, without forming the
 //! Ritz vectors except at a restart and at the end.
 //! Preconditioner (QE's `g_psi`): `W = R / d`, `d = (1 + x + sqrt(1 + (x - 1)^2)) / 2` with
@@ -19,8 +20,8 @@
 //! allocated (but a block of residuals when the space cannot hold 2 nb vectors).
 
 use super::block::{
-    canonical_transform, column_norms2, gram, hermitian_part, multiply_cols_in_place,
-    subtract_projection,
+    column_norms2, gram, hermitian_part, multiply_cols_in_place, orthonormalise_in_place,
+    orthonormaliser_of, subtract_projection,
 };
 use super::{BlockOperator, EigenResult};
 use planewave_linalg::{matmul_into, Mat, MatMut, MatRef, Scalar};
@@ -255,12 +256,11 @@ impl<T: Scalar> Space<T> {
     /// scratch block); a rank-deficient start is left as it is.
     fn orthonormalize_start(&mut self, op: &impl BlockOperator<T>) {
         let nb = self.nb;
-        let Some(t) = canonical_transform(op, self.v.as_ref().subcols(0, nb), DEPENDENCE_TOL)
-        else {
+        let Some(o) = orthonormaliser_of(op, self.v.as_ref().subcols(0, nb), DEPENDENCE_TOL) else {
             return;
         };
-        if t.ncols() == nb {
-            multiply_cols_in_place(&mut self.v, 0, t.as_ref());
+        if o.kept() == nb {
+            orthonormalise_in_place(&mut self.v, 0, &o);
         }
     }
 
@@ -385,9 +385,9 @@ impl<T: Scalar> Space<T> {
                 break;
             }
         }
-        let t = canonical_transform(op, self.v.as_ref().subcols(m, na), DEPENDENCE_TOL)?;
-        multiply_cols_in_place(&mut self.v, m, t.as_ref());
-        Some(t.ncols())
+        let o = orthonormaliser_of(op, self.v.as_ref().subcols(m, na), DEPENDENCE_TOL)?;
+        orthonormalise_in_place(&mut self.v, m, &o);
+        Some(o.kept())
     }
 
     /// Extend the reduced matrix by the `added` columns after the first m: `h[:, m..] = V^H AW`,

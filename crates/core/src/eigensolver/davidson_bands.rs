@@ -11,7 +11,10 @@
 //! group (band x G) by planewave-linalg's [`subspace::eigen`] (rank 0 solves and broadcasts,
 //! or ScaLAPACK block-cyclic over the grid from `SCALAPACK_MIN_DIM` on), and the
 //! orthonormalising transforms are taken from band rank 0, so all ranks rotate by the same
-//! matrices bit for bit.
+//! matrices bit for bit. New directions are orthonormalised as the serial solver does them:
+//! Cholesky of their overlap and the triangular rotation `W L^-H` (planewave-linalg's
+//! [`rotate_upper_into`]: the ring's triangular kernels, or a reduced rotation that skips the
+//! zero triangle), the canonical transform when they are near dependence.
 //!
 //! The search space is a list of blocks (the start or last restart, then one block per
 //! iteration), each dealt over its own columns, so that new directions never have to be
@@ -20,7 +23,7 @@
 //! products' message buffers ([`BandScratch`]) and the blocks' storage (`block_pool`) are
 //! reused from iteration to iteration.
 
-use super::block::{canonical_from, hermitian_part};
+use super::block::{hermitian_part, orthonormaliser, Orthonormaliser};
 use super::block_pool::BlockPool;
 use super::davidson::{g_psi_factor, Locking, Tolerances, DEPENDENCE_TOL};
 use super::{BlockOperator, EigenResult};
@@ -29,8 +32,8 @@ use planewave_comm::{CommClass, CommExt, Communicator};
 use planewave_linalg::partition::{band_count, band_global};
 use planewave_linalg::subspace;
 use planewave_linalg::{
-    overlap_stack_with, rotate_stack_into, BandAlgorithm, BandDistBlock, BandScratch, Mat, MatRef,
-    Scalar,
+    overlap_stack_with, rotate_stack_into, rotate_upper_into, triangular_inverse, BandAlgorithm,
+    BandDistBlock, BandScratch, Mat, MatRef, Scalar,
 };
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -67,8 +70,8 @@ pub fn davidson_bands<T: Scalar>(
         pool: RefCell::new(BlockPool::default()),
     };
     let mut x = BandDistBlock::new(band.clone(), op.dim(), nb, x0);
-    if let Some(t) = ctx.canonical(&x).filter(|t| t.ncols() == nb) {
-        x = ctx.rotate(x, t.as_ref());
+    if let Some(o) = ctx.orthonormaliser(&x).filter(|o| o.kept() == nb) {
+        x = ctx.orthonormalise(x, &o);
     }
     let ax = ctx.apply(&x);
     let mut n_applications = nb;
@@ -213,21 +216,48 @@ impl<O: BlockOperator<T>, T: Scalar> Ctx<'_, O, T> {
         x.gather_values(&n2)
     }
 
-    /// The orthonormalising transform of `x`'s independent directions (band rank 0's).
-    fn canonical(&self, x: &BandDistBlock<T>) -> Option<Mat<T>> {
+    /// How to make `x` orthonormal (band rank 0's choice and matrix; None: nothing left).
+    fn orthonormaliser(&self, x: &BandDistBlock<T>) -> Option<Orthonormaliser<T>> {
         let norms2 = self.norms2(x);
         let s = self.gram(std::slice::from_ref(x), x);
-        let t = canonical_from(self.op, s, &norms2, DEPENDENCE_TOL);
-        let mut kept = [t.as_ref().map_or(0, |t| t.ncols() as u64)];
-        self.take_rank0(&mut kept);
-        let k = kept[0] as usize;
-        if k == 0 {
-            return None;
+        let o = orthonormaliser(self.op, s, &norms2, DEPENDENCE_TOL);
+        let mut head = match &o {
+            None => [0, 0],
+            Some(o @ Orthonormaliser::Cholesky(_)) => [1, o.kept() as u64],
+            Some(o @ Orthonormaliser::Canonical(_)) => [2, o.kept() as u64],
+        };
+        self.take_rank0(&mut head);
+        let [kind, k] = head;
+        let k = k as usize;
+        let mine = match o {
+            Some(Orthonormaliser::Cholesky(m) | Orthonormaliser::Canonical(m))
+                if m.ncols() == k =>
+            {
+                m
+            }
+            _ => Mat::zeros(x.nbands(), k),
+        };
+        match kind {
+            0 => None,
+            1 => Some(Orthonormaliser::Cholesky(self.mat_of_rank0(mine))),
+            _ => Some(Orthonormaliser::Canonical(self.mat_of_rank0(mine))),
         }
-        let t = t
-            .filter(|t| t.ncols() == k)
-            .unwrap_or_else(|| Mat::zeros(x.nbands(), k));
-        Some(self.mat_of_rank0(t))
+    }
+
+    /// `x` made orthonormal by `o` (Cholesky: `x L^-H` by triangular kernels), `x`'s storage
+    /// recycled.
+    fn orthonormalise(&self, x: BandDistBlock<T>, o: &Orthonormaliser<T>) -> BandDistBlock<T> {
+        match o {
+            Orthonormaliser::Canonical(t) => self.rotate(x, t.as_ref()),
+            Orthonormaliser::Cholesky(l) => {
+                let u = triangular_inverse(l.as_ref()).adjoint().to_owned();
+                let mut out = self.block(x.npw(), x.nbands());
+                let scratch = &mut self.scratch.borrow_mut();
+                rotate_upper_into(&x, u.as_ref(), self.algo, scratch, out.local_mut());
+                self.recycle(x);
+                out
+            }
+        }
     }
 
     /// Lowest `nb` Ritz values and coefficients of the space, identical on every rank of the
@@ -343,11 +373,11 @@ impl<T: Scalar> Space<T> {
                 break;
             }
         }
-        let Some(t) = ctx.canonical(&w) else {
+        let Some(o) = ctx.orthonormaliser(&w) else {
             ctx.recycle(w);
             return None;
         };
-        Some(ctx.rotate(w, t.as_ref()))
+        Some(ctx.orthonormalise(w, &o))
     }
 
     /// Append `w` and `aw = A w`: `h[:, m..] = [V w]^H aw` and its Hermitian mirror.

@@ -7,7 +7,7 @@
 //! Vectors may be distributed by rows (plane waves over a G-vector group): the solver then works
 //! on this rank's rows and completes every sum over rows (overlaps, norms) with
 //! [`BlockOperator::sum_rows`]; the small dense problems go through
-//! [`BlockOperator::small_eigen`], which on a G-vector group is planewave-linalg's subspace
+//! [`BlockOperator::small_eigen`] and [`BlockOperator::small_cholesky`], which on a G-vector group is planewave-linalg's subspace
 //! solver (rank 0 solves and broadcasts, or ScaLAPACK over the group from
 //! `SCALAPACK_MIN_DIM` on, chosen by size), so every rank keeps the same vectors bit for bit.
 
@@ -169,6 +169,11 @@ pub trait BlockOperator<T: Scalar> {
     fn small_eigen(&self, h: MatRef<'_, T>, n: usize) -> Result<HermitianEigen<T>, LinalgError> {
         hermitian_eigen_lowest(h, n)
     }
+    /// The Cholesky factor `L` of a small Hermitian positive definite matrix built from summed
+    /// rows (`s = L L^H`), identical on every rank that shares the vectors. Collective.
+    fn small_cholesky(&self, s: MatRef<'_, T>) -> Result<Mat<T>, LinalgError> {
+        planewave_linalg::cholesky(s)
+    }
     /// `out = A x`.
     fn apply(&self, x: MatRef<'_, T>, out: MatMut<'_, T>);
     /// Diagonal kinetic energies for the preconditioner (length `dim()`).
@@ -194,6 +199,18 @@ impl<T: BandScalar> BlockOperator<T> for KHamiltonian<'_, T> {
         match &self.kpt.dist {
             Some(d) => planewave_linalg::subspace::eigen(&**d.comm(), h, n, CommClass::GVector),
             None => hermitian_eigen_lowest(h, n),
+        }
+    }
+    fn small_cholesky(&self, s: MatRef<'_, T>) -> Result<Mat<T>, LinalgError> {
+        match &self.kpt.dist {
+            Some(d) => planewave_linalg::subspace::redundant_cholesky(
+                &**d.comm(),
+                s,
+                false,
+                CommClass::GVector,
+            )
+            .map(|(l, _)| l),
+            None => planewave_linalg::cholesky(s),
         }
     }
     fn apply(&self, x: MatRef<'_, T>, out: MatMut<'_, T>) {
