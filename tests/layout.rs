@@ -4,7 +4,7 @@
 //! energies (1e-8 Ha per cell), eigenvalues (1e-8 Ha), forces (1e-7 Ha/bohr), stress (1e-9
 //! Ha/bohr^3) and magnetisation — spin channels on different groups, smearing, pure G-vector
 //! layouts of the Γ-point real path (GGA, core correction, spin, smearing), band groups, and
-//! mixed k × band × G layouts included.
+//! mixed k × band × G layouts in both rank orders included.
 
 mod common;
 
@@ -26,14 +26,16 @@ struct Numbers {
     grid_points: (usize, usize),
 }
 
-/// A k-point-group count and a band-group count (None: the default choice).
-type Split = (Option<usize>, Option<usize>);
+/// A k-point-group count and a band-group count (None: the default choice), and whether
+/// consecutive ranks hold different band groups (rank order `band`).
+type Split = (Option<usize>, Option<usize>, bool);
 
-fn run_on(case: &str, world: Arc<dyn Communicator>, (kg, bg): Split) -> Numbers {
+fn run_on(case: &str, world: Arc<dyn Communicator>, (kg, bg, by_band): Split) -> Numbers {
     let path = common::case_input(case);
     let mut spec = input::load(&path).unwrap_or_else(|e| panic!("{e}"));
     spec.parallel.kpoint_groups = kg;
     spec.parallel.band_groups = bg;
+    spec.parallel.band_consecutive = by_band;
     let s = setup::build_on(spec, world).unwrap_or_else(|e| panic!("{e}"));
     let r = scf::run(&s.model, &s.basis, &s.params, |_| {}).expect("SCF runs");
     assert!(r.converged, "{case}: SCF did not converge");
@@ -62,16 +64,26 @@ fn max_diff(a: &[f64], b: &[f64]) -> f64 {
 }
 
 fn check_layouts(case: &str, rank_counts: &[usize]) {
-    let serial = run_on(case, Arc::new(Solo), (None, None));
+    let serial = run_on(case, Arc::new(Solo), (None, None, false));
     for &n in rank_counts {
-        // Every k-point-group × band-group split (the default choice resolves to one of them);
-        // no more k-point groups than blocks, no more band groups than bands.
+        // Every k-point-group × band-group split (the default choice resolves to one of them),
+        // in both rank orders where there are band groups and G-vector groups; no more k-point
+        // groups than blocks, no more band groups than bands.
         let splits = (1..=n).flat_map(|kg| (1..=n / kg).map(move |bg| (kg, bg)));
-        for (kg, bg) in splits.filter(|(kg, bg)| n.is_multiple_of(kg * bg)) {
+        let splits = splits
+            .filter(|(kg, bg)| n.is_multiple_of(kg * bg))
+            .flat_map(|(kg, bg)| {
+                let both = bg > 1 && n / (kg * bg) > 1;
+                [(kg, bg, false), (kg, bg, true)]
+                    .into_iter()
+                    .take(1 + usize::from(both))
+            });
+        for (kg, bg, by_band) in splits {
             if kg > serial.owned_blocks || bg > serial.nbands {
                 continue;
             }
-            let all = Threads::run(n, |c| run_on(case, c.into_arc(), (Some(kg), Some(bg))));
+            let split = (Some(kg), Some(bg), by_band);
+            let all = Threads::run(n, |c| run_on(case, c.into_arc(), split));
             let total_owned: usize = all.iter().map(|x| x.owned_blocks).sum();
             assert_eq!(
                 total_owned,
@@ -87,7 +99,7 @@ fn check_layouts(case: &str, rank_counts: &[usize]) {
             );
             for (rank, p) in all.iter().enumerate() {
                 let what = format!(
-                    "{case} on {n} ranks (rank {rank}), kpoint_groups {kg}, band_groups {bg}"
+                    "{case} on {n} ranks (rank {rank}), kpoint_groups {kg}, band_groups {bg}, rank order band {by_band}"
                 );
                 let de = (p.energy - serial.energy).abs();
                 assert!(de < 1e-8, "{what}: energy differs by {de:.2e} Ha");
@@ -100,7 +112,9 @@ fn check_layouts(case: &str, rank_counts: &[usize]) {
                 let dm = (p.magnetization - serial.magnetization).abs();
                 assert!(dm < 1e-8, "{what}: magnetisation differs by {dm:.2e}");
             }
-            println!("{case}: {n} ranks, kpoint_groups {kg}, band_groups {bg}: same results");
+            println!(
+                "{case}: {n} ranks, kpoint_groups {kg}, band_groups {bg}, rank order band {by_band}: same results"
+            );
         }
     }
 }

@@ -55,10 +55,25 @@ struct ParallelArgs {
     /// band group share its G-vectors. Default 1 (needs the Davidson eigensolver above 1).
     #[arg(long, value_name = "N")]
     band_groups: Option<usize>,
+    /// Which ranks are neighbours in the band x G grid of a k-point group; overrides
+    /// [parallel] rank_order. `g`: consecutive ranks share a band group's G-vectors (VASP's
+    /// order; the FFT transposes stay on a node), `band`: consecutive ranks hold different
+    /// band groups (CASTEP's; the band ring stays on a node). Default g.
+    #[arg(long, value_enum, value_name = "ORDER")]
+    rank_order: Option<RankOrderArg>,
     /// Stop the SCF after N iterations (overrides scf.max_iterations); the report still
     /// projects the time of a converged run.
     #[arg(long, value_name = "N")]
     max_iterations: Option<usize>,
+}
+
+/// `--rank-order`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum RankOrderArg {
+    /// Consecutive ranks share a band group's G-vectors.
+    G,
+    /// Consecutive ranks hold different band groups.
+    Band,
 }
 
 impl ParallelArgs {
@@ -83,6 +98,9 @@ impl ParallelArgs {
         }
         if let Some(b) = self.band_groups {
             spec.parallel.band_groups = Some(b);
+        }
+        if let Some(o) = self.rank_order {
+            spec.parallel.band_consecutive = o == RankOrderArg::Band;
         }
         if let Some(m) = self.max_iterations {
             spec.scf.max_iterations = m;

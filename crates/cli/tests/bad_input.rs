@@ -676,6 +676,17 @@ fn impossible_parallel_options_are_refused() {
             vec!["--ranks", "2", "--kpoint-groups", "3"],
             "3 k-point groups do not divide 2 ranks",
         ),
+        (
+            vec![
+                "--ranks",
+                "4",
+                "--band-groups",
+                "2",
+                "--rank-order",
+                "sideways",
+            ],
+            "invalid value 'sideways' for '--rank-order <ORDER>'",
+        ),
     ] {
         let out = c.planewave(&[&["run", "si.toml"][..], &args].concat());
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
@@ -688,5 +699,36 @@ fn impossible_parallel_options_are_refused() {
         assert_mentions(&stderr, &[expect]);
         assert!(!stderr.contains("panicked"), "{stderr}");
         assert!(c.json_files().is_empty());
+    }
+}
+
+#[test]
+fn rank_order_flag_sets_the_layout_it_prints() {
+    let c = si_case("rank_order");
+    c.write("si.toml", SI);
+    for (order, shown) in [("band", "rank order band"), ("g", "rank order g")] {
+        let args = [
+            "run",
+            "si.toml",
+            "--ranks",
+            "4",
+            "--kpoint-groups",
+            "1",
+            "--band-groups",
+            "2",
+            "--rank-order",
+            order,
+        ];
+        let out = c.planewave(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}");
+        let layout = stdout
+            .lines()
+            .find(|l| l.starts_with("parallel layout on 4 rank(s)"))
+            .unwrap_or_else(|| panic!("no layout line:\n{stdout}"));
+        assert!(
+            layout.ends_with(&format!("(G-vector groups of 2 ranks), {shown}")),
+            "{layout}"
+        );
     }
 }

@@ -157,7 +157,8 @@ fn kpoint_groups_times_gvector_groups_match_serial() {
 #[test]
 fn band_groups_match_serial() {
     // Bands over 2 band groups of one rank (k-points; Γ-point real bands with spin and
-    // smearing), then 2 band groups of 2 G-vector ranks and 2 k-point groups of 2 band groups.
+    // smearing), then 2 band groups of 2 G-vector ranks (both rank orders, the band ring
+    // across emulated nodes in the first) and 2 k-point groups of 2 band groups.
     same_results_with("si2_lda_gth", 2, &["--band-groups", "2"], &[]);
     same_results_with(
         "o2_pbe_spin_smearing_gamma",
@@ -165,7 +166,13 @@ fn band_groups_match_serial() {
         &["--band-groups", "2"],
         &[],
     );
-    same_results_with("si8_pbe_nlcc_gamma", 4, &["--band-groups", "2"], &[]);
+    let nodes = [
+        ("PLANEWAVE_MPI_RANKS_PER_NODE", "2"),
+        ("PLANEWAVE_ALLTOALLV", "node"),
+    ];
+    same_results_with("si8_pbe_nlcc_gamma", 4, &["--band-groups", "2"], &nodes);
+    let by_band = ["--band-groups", "2", "--rank-order", "band"];
+    same_results_with("si8_pbe_nlcc_gamma", 4, &by_band, &[]);
     let kb = ["--kpoint-groups", "2", "--band-groups", "2"];
     same_results_with("si8_lda_gth_displaced", 4, &kb, &[]);
 }

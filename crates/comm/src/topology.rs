@@ -107,7 +107,16 @@ impl fmt::Display for Layout {
             f,
             "kpoint_groups = {}, band_groups = {} (G-vector groups of {} ranks)",
             self.kpoint_groups, self.band_groups, self.gvector_groups
-        )
+        )?;
+        // The order only matters when there are both band groups and G-vector groups.
+        if self.band_groups > 1 && self.gvector_groups > 1 {
+            let order = match self.order {
+                RankOrder::GConsecutive => "g",
+                RankOrder::BandConsecutive => "band",
+            };
+            write!(f, ", rank order {order}")?;
+        }
+        Ok(())
     }
 }
 
