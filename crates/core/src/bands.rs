@@ -16,6 +16,17 @@ use planewave_linalg::{Mat, MatMut, MatRef, Scalar};
 use rayon::prelude::*;
 use std::f64::consts::SQRT_2;
 
+/// `(-i)^l` as a sign and whether real and imaginary parts swap: `(-i)^l z` is `sign z` for
+/// even `l`, `sign (Im z, -Re z)` for odd `l`.
+fn rotation(l: usize) -> (f64, bool) {
+    match l % 4 {
+        0 => (1.0, false),
+        1 => (1.0, true),
+        2 => (-1.0, false),
+        _ => (-1.0, true),
+    }
+}
+
 /// Element type of band blocks, with its grid operations.
 pub trait BandScalar: Scalar {
     /// `out = (T + V_eff) psi` for a block (columns are bands).
@@ -30,6 +41,13 @@ pub trait BandScalar: Scalar {
     fn add_density(kpt: &Kpoint, fft: &Fft3d, psi: &Mat<Self>, weights: &[f64], acc: &mut [f64]);
     /// Convert complex plane-wave columns (over the k-point's sphere) to this representation.
     fn from_plane_waves(kpt: &Kpoint, p: &Mat<Complex64>) -> Mat<Self>;
+    /// The rows of this representation that hold the local plane waves `h0..h1` (`g0`: the
+    /// first local plane wave is G = 0, see [`Kpoint::holds_g0`]).
+    fn plane_wave_rows(g0: bool, h0: usize, h1: usize) -> std::ops::Range<usize>;
+    /// The coefficients `(-i)^l r[j] ph[j]` of the local plane waves `h0 + j` (a real
+    /// function's: `r` real) in this representation, into `out` (their
+    /// [`plane_wave_rows`](Self::plane_wave_rows)).
+    fn phased_into(g0: bool, h0: usize, l: usize, r: &[f64], ph: &[Complex64], out: &mut [Self]);
     /// The bands multiplied coefficient by coefficient by `i (k+G)_dir` (the gradient along
     /// Cartesian `dir`), in this representation.
     fn times_i_kpg(kpt: &Kpoint, psi: MatRef<'_, Self>, dir: usize) -> Mat<Self>;
@@ -198,6 +216,22 @@ impl BandScalar for Complex64 {
 
     fn from_plane_waves(_kpt: &Kpoint, p: &Mat<Complex64>) -> Mat<Self> {
         p.clone()
+    }
+
+    fn plane_wave_rows(_g0: bool, h0: usize, h1: usize) -> std::ops::Range<usize> {
+        h0..h1
+    }
+
+    fn phased_into(_g0: bool, _h0: usize, l: usize, r: &[f64], ph: &[Complex64], out: &mut [Self]) {
+        let (sign, swap) = rotation(l);
+        for ((o, &x), &z) in out.iter_mut().zip(r).zip(ph) {
+            let (a, b) = (sign * x * z.re, sign * x * z.im);
+            *o = if swap {
+                Complex64::new(b, -a)
+            } else {
+                Complex64::new(a, b)
+            };
+        }
     }
 
     fn times_i_kpg(kpt: &Kpoint, psi: MatRef<'_, Self>, dir: usize) -> Mat<Self> {
@@ -435,6 +469,37 @@ impl BandScalar for f64 {
                 *s += wa * z.re * z.re + wb * z.im * z.im;
             }
         });
+    }
+
+    fn plane_wave_rows(g0: bool, h0: usize, h1: usize) -> std::ops::Range<usize> {
+        let row = |h: usize| (2 * h).saturating_sub(usize::from(g0));
+        row(h0)..row(h1)
+    }
+
+    fn phased_into(g0: bool, h0: usize, l: usize, r: &[f64], ph: &[Complex64], out: &mut [Self]) {
+        // G = 0 is one real row; every other plane wave a (sqrt2 Re, sqrt2 Im) pair.
+        let (sign, swap) = rotation(l);
+        let skip = usize::from(g0 && h0 == 0);
+        if skip == 1 {
+            let z = ph[0] * (sign * r[0]);
+            out[0] = if swap { z.im } else { z.re };
+        }
+        let f = sign * SQRT_2;
+        let pairs = out[skip..]
+            .chunks_exact_mut(2)
+            .zip(&r[skip..])
+            .zip(&ph[skip..]);
+        if swap {
+            for ((pair, &x), &z) in pairs {
+                pair[0] = f * x * z.im;
+                pair[1] = -f * x * z.re;
+            }
+        } else {
+            for ((pair, &x), &z) in pairs {
+                pair[0] = f * x * z.re;
+                pair[1] = f * x * z.im;
+            }
+        }
     }
 
     fn from_plane_waves(kpt: &Kpoint, p: &Mat<Complex64>) -> Mat<Self> {

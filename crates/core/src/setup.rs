@@ -12,6 +12,7 @@ use crate::pseudo::Pseudopotential;
 use crate::scf::ScfParams;
 use crate::smearing::Smearing;
 use crate::symmetry::{find_symmetries, monkhorst_pack, reduce_kpoints, SymOp};
+use crate::terms::nonlocal::STORED_PROJECTORS_MAX;
 use crate::xc::Functional;
 use planewave_comm::topology::ProblemSize;
 use planewave_comm::{Communicator, Layout, Solo};
@@ -309,15 +310,21 @@ pub fn build_following(
                 "use \"davidson\" or \"lobpcg\"",
             )
         })?;
-    let memory_estimate = memory_per_rank(
-        &model,
-        spec.ecut,
-        blocks_per_group,
-        nbands,
-        (layout.band_groups, layout.gvector_groups),
-        matches!(spec.kpoints, Kpoints::Gamma),
-        eigensolver,
-    );
+    let mpi_share = if world.backend() == "mpi" {
+        MPI_LIBRARY_SHARE
+    } else {
+        0.0
+    };
+    let memory_estimate = mpi_share
+        + memory_per_rank(
+            &model,
+            spec.ecut,
+            blocks_per_group,
+            nbands,
+            (layout.band_groups, layout.gvector_groups),
+            matches!(spec.kpoints, Kpoints::Gamma),
+            eigensolver,
+        );
     let available = available_memory();
     let fits = if memory_estimate > 0.8 * available {
         Err(err(
@@ -458,6 +465,10 @@ fn read_species(
     Ok(species)
 }
 
+/// What the MPI and PMIx libraries add to a rank's peak RSS (bytes; si8 at two MPI ranks
+/// against one process, 2026-11-23).
+pub const MPI_LIBRARY_SHARE: f64 = 12.0 * 1048576.0;
+
 /// Estimated peak memory of one rank (bytes) holding its share of `blocks` (spin, k) blocks of
 /// `nbands` bands dealt over `groups.0` band groups whose plane waves are dealt over `groups.1`
 /// ranks; `gamma_real` when the bands are real (Γ point: 8 bytes per coefficient instead of
@@ -470,11 +481,11 @@ fn read_species(
 /// shrink with the group (whole-sphere arrays, the dense kernels' packing buffers, libraries);
 /// the exchange buffers of the dealt transforms; a fixed base (program, thread stacks).
 ///
-/// Calibration (2026-11-23, after the Davidson scratch block and half the mixing history went,
-/// with the 1 MiB mmap threshold of the CLI; `RAYON_NUM_THREADS=1`, peak RSS):
-/// si64_lda_gth_gamma one rank 312-315 MiB (this gives 316), two MPI ranks 253 MiB each (252);
-/// si8_lda_gth_displaced one rank 56-59 MiB (60), two k-point groups 56-59 MiB each (49: the
-/// MPI library's share is not modelled).
+/// Calibration (2026-11-23, with projectors built block by block above
+/// `STORED_PROJECTORS_MAX` and the 1 MiB mmap threshold of the CLI; `RAYON_NUM_THREADS=1`, peak
+/// RSS; [`MPI_LIBRARY_SHARE`] added under MPI by the caller): si64_lda_gth_gamma one rank
+/// 256 MiB (this gives 262), two MPI ranks 224 MiB each (233); si8_lda_gth_displaced one rank
+/// 46 MiB (52), two MPI k-point groups 58 MiB each (53).
 pub fn memory_per_rank(
     model: &Model,
     ecut: f64,
@@ -500,6 +511,7 @@ pub fn memory_per_rank(
                 .sum::<f64>()
         })
         .sum();
+    let natoms = model.crystal.atoms.len() as f64;
     let word = if gamma_real { 8.0 } else { 16.0 };
     let grid_est = 8.0 * 8.0 * npw_est * 16.0;
     let blocks = blocks as f64;
@@ -510,10 +522,17 @@ pub fn memory_per_rank(
         b => (2.0, b as f64),
     };
     let workspace = (eigensolver.workspace_blocks() as f64 + ring) * nb / bg;
-    let bands = word * npw_est / g * (blocks * (nb / bg + nproj) + workspace);
+    // P per block when small enough to be kept, else one phase per plane wave and atom.
+    let p_bytes = word * npw_est / g * nproj;
+    let proj = if p_bytes <= STORED_PROJECTORS_MAX as f64 {
+        nproj
+    } else {
+        natoms
+    };
+    let bands = word * npw_est / g * (blocks * (nb / bg + proj) + workspace);
     let grids = 3.0 * grid_est;
     let buffers = if g > 1.0 { 4.0 * grid_est / g } else { 0.0 };
-    let base = 24.0 * 1048576.0;
+    let base = 16.0 * 1048576.0;
     bands + grids + buffers + base
 }
 

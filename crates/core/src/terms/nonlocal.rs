@@ -2,11 +2,17 @@
 //!
 //! For each k the projectors of all atoms form one `npw x nproj` matrix
 //! P[G, (atom, i, m)] = (1/sqrt(Omega)) (-i)^l Y_lm(k+G) beta_i(|k+G|) e^{-i(k+G).tau},
-//! and D is block diagonal (same atom, same m, same l). A block of bands is applied with two GEMMs:
-//! V_nl Psi = P (D (P^H Psi)). In the Γ-real representation P is converted column by column
-//! (the projectors are real functions, so their coefficients have the +-G symmetry).
-//! On a k-point dealt over a G-vector group P holds the local rows: P^H psi is a local GEMM plus
-//! one sum over the group per band block, so the work splits over G, never by atom.
+//! and D is block diagonal (same atom, same m, same l). A block of bands is applied with two
+//! passes of GEMMs: V_nl Psi = P (D (P^H Psi)). P is never stored whole: each k keeps the
+//! shapes of its species' projectors (everything but the phase) and the atoms' phases as
+//! products of 1-D factors e^{-2 pi i (k_d + m_d) x_d}, and P is built in blocks of
+//! `PROJECTOR_BLOCK` plane waves, each used for its GEMM and overwritten by the next (two
+//! builds per application for P's memory: 61 MB on si64 Γ) — unless P takes at most
+//! `STORED_PROJECTORS_MAX` bytes, when it is built once and kept.
+//! In the Γ-real representation the blocks are converted row pair by row pair (the projectors
+//! are real functions, so their coefficients have the +-G symmetry).
+//! On a k-point dealt over a G-vector group the shapes hold the local rows: P^H psi is a local
+//! GEMM plus one sum over the group per band block, so the work splits over G, never by atom.
 
 use super::term::{Bands, Share, State, Term};
 use crate::bands::BandScalar;
@@ -15,27 +21,100 @@ use crate::model::Model;
 use crate::special::real_ylm;
 use num_complex::Complex64;
 use planewave_comm::{CommClass, CommExt, Communicator};
-use planewave_linalg::{matmul, matmul_into, overlap, Mat, MatMut, MatRef};
+use planewave_linalg::{matmul, overlap, Mat, MatMut, MatRef};
 use std::sync::Arc;
 
-/// The projectors of one k-point.
+/// Plane waves per block of the projector matrix built at once (a block of si64's 320
+/// projectors is 2.6 MB, in cache while its GEMM runs).
+const PROJECTOR_BLOCK: usize = 512;
+
+/// P of one k-point is kept whole up to this size (bytes on this rank) and built block by block
+/// in every application above it: small cells keep the speed of one GEMM per pass (si8: 1 MiB
+/// per k), large ones the memory (si64 Γ: 61 MB on one rank, 12 MB of phases instead).
+pub const STORED_PROJECTORS_MAX: usize = 8 << 20;
+
+/// Column `j` of a column-major matrix as a slice.
+fn column<T: planewave_linalg::Scalar>(m: MatRef<'_, T>, j: usize) -> &[T] {
+    m.col(j)
+        .try_as_col_major()
+        .expect("column-major")
+        .as_slice()
+}
+
+/// Column `j` of a column-major matrix as a mutable slice.
+fn col_slice<T: planewave_linalg::Scalar>(m: MatMut<'_, T>, j: usize) -> &mut [T] {
+    m.col_mut(j)
+        .try_as_col_major_mut()
+        .expect("column-major")
+        .as_slice_mut()
+}
+
+/// The projectors of one k-point, compact (see the module doc).
 #[derive(Clone)]
 pub struct KProjectors<T: BandScalar> {
-    /// dim x nproj projector matrix.
-    pub p: Mat<T>,
+    /// Per species: local plane waves x its projector functions (i, m),
+    /// `(1/sqrt(Omega)) beta_i(|k+G|) Y_lm(k+G)`, and each column's `l`.
+    shapes: Vec<(Mat<f64>, Vec<usize>)>,
+    /// Per atom: its species and first column.
+    atoms: Vec<(usize, usize)>,
+    /// Local plane waves x atoms: `e^{-i(k+G).tau}`.
+    phases: Mat<Complex64>,
+    /// Whether the first local plane wave is G = 0 (Γ-real row layout).
+    g0: bool,
+    /// Number of projector functions (columns of P).
+    nproj: usize,
+    /// P itself, when it takes at most [`STORED_PROJECTORS_MAX`] bytes (built once, no blocks).
+    stored: Option<Mat<T>>,
     /// nproj x nproj coupling matrix (Ha).
     pub d: Mat<T>,
     /// The atom each projector column belongs to.
     pub atom_of_column: Vec<usize>,
-    /// The G-vector group over which the rows of `p` are dealt (None: all rows local).
+    /// The G-vector group over which the rows of P are dealt (None: all rows local).
     group: Option<Arc<dyn Communicator>>,
+}
+
+/// `e^{-i(k+G).tau}` of one atom as `e^{-2 pi i k.x}` times one factor per Miller index (one
+/// `sincos` per index instead of one per plane wave).
+struct AtomPhase {
+    /// `e^{-2 pi i k.x}`.
+    k_phase: Complex64,
+    /// Per direction d, `e^{-2 pi i m x_d}` for `m = lowest[d]..`.
+    factors: [Vec<Complex64>; 3],
+    lowest: [i32; 3],
+}
+
+impl AtomPhase {
+    fn new(x: [f64; 3], k: [f64; 3], millers: &[[i32; 3]]) -> Self {
+        let two_pi = 2.0 * std::f64::consts::PI;
+        let mut lowest = [0; 3];
+        let factors = std::array::from_fn(|d| {
+            let lo = millers.iter().map(|m| m[d]).min().unwrap_or(0);
+            let hi = millers.iter().map(|m| m[d]).max().unwrap_or(0);
+            lowest[d] = lo;
+            (lo..=hi)
+                .map(|m| Complex64::from_polar(1.0, -two_pi * m as f64 * x[d]))
+                .collect()
+        });
+        let kx: f64 = (0..3).map(|d| k[d] * x[d]).sum();
+        AtomPhase {
+            k_phase: Complex64::from_polar(1.0, -two_pi * kx),
+            factors,
+            lowest,
+        }
+    }
+
+    /// The phase of the plane wave with Miller indices `m`.
+    fn of(&self, m: &[i32; 3]) -> Complex64 {
+        let f = |d: usize| self.factors[d][(m[d] - self.lowest[d]) as usize];
+        self.k_phase * f(0) * f(1) * f(2)
+    }
 }
 
 impl<T: BandScalar> std::fmt::Debug for KProjectors<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("KProjectors")
-            .field("rows", &self.p.nrows())
-            .field("nproj", &self.p.ncols())
+            .field("plane_waves", &self.phases.nrows())
+            .field("nproj", &self.nproj)
             .field("distributed", &self.group.is_some())
             .finish()
     }
@@ -51,7 +130,8 @@ fn sum_over(group: &Option<Arc<dyn Communicator>>, partial: &mut [f64]) {
 /// Which matrix of projector functions [`projector_matrices`] builds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Part {
-    /// The projectors themselves.
+    /// The projectors themselves (the direct build the compact one is tested against).
+    #[cfg(test)]
     Value,
     /// Their derivative with respect to a symmetric strain eps_ab at fixed fractional positions,
     /// leaving out the -delta_ab/2 of the 1/sqrt(Omega) normalisation:
@@ -164,6 +244,7 @@ fn projector_matrices(
                 }
                 for (part, p) in parts.iter().zip(out.iter_mut()) {
                     match *part {
+                        #[cfg(test)]
                         Part::Value => {
                             for m in 0..2 * l + 1 {
                                 p[(ig, first + m)] = base * (radial[ig] * ylm[m]);
@@ -192,12 +273,49 @@ fn projector_matrices(
     out
 }
 
+/// Per species, the `npw x nproj_species` real shapes `(1/sqrt(Omega)) beta_i(|k+G|) Y_lm(k+G)`
+/// and the `l` of each column (P's columns are `(-i)^l` shape times the atom's phase).
+fn projector_shapes(model: &Model, kpt: &Kpoint, volume: f64) -> Vec<(Mat<f64>, Vec<usize>)> {
+    let qs: Vec<f64> = kpt
+        .kpg
+        .iter()
+        .map(|g| (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt())
+        .collect();
+    let norm = 1.0 / volume.sqrt();
+    let mut ylm = [0.0; 7];
+    model
+        .species
+        .iter()
+        .map(|sp| {
+            let ps = &sp.pseudo;
+            let ls: Vec<usize> = ps
+                .projectors
+                .iter()
+                .flat_map(|p| std::iter::repeat_n(p.l, 2 * p.l + 1))
+                .collect();
+            let mut shape = Mat::<f64>::zeros(kpt.npw(), ls.len());
+            let mut col = 0;
+            for (i, pr) in ps.projectors.iter().enumerate() {
+                let l = pr.l;
+                let radial = ps.projector_fourier_many(i, &qs);
+                for (ig, g) in kpt.kpg.iter().enumerate() {
+                    real_ylm(l, *g, &mut ylm);
+                    for m in 0..2 * l + 1 {
+                        shape[(ig, col + m)] = norm * radial[ig] * ylm[m];
+                    }
+                }
+                col += 2 * l + 1;
+            }
+            (shape, ls)
+        })
+        .collect()
+}
+
 impl<T: BandScalar> KProjectors<T> {
     /// Build the projectors of every atom of `model` at k-point `kpt`.
     pub fn new(model: &Model, kpt: &Kpoint, volume: f64) -> Self {
         let cols = columns(model);
         let nproj = cols.len();
-        let p = projector_matrices(model, kpt, volume, &[Part::Value]).remove(0);
         let mut d = Mat::<T>::zeros(nproj, nproj);
         for (c1, &(a1, i1, m1)) in cols.iter().enumerate() {
             for (c2, &(a2, i2, m2)) in cols.iter().enumerate() {
@@ -209,18 +327,99 @@ impl<T: BandScalar> KProjectors<T> {
                 }
             }
         }
-        Self {
-            p: T::from_plane_waves(kpt, &p),
+        let mut first = 0;
+        let mut atoms = Vec::new();
+        let mut phases = Mat::<Complex64>::zeros(kpt.npw(), model.crystal.atoms.len());
+        for (a, atom) in model.crystal.atoms.iter().enumerate() {
+            let f = AtomPhase::new(atom.frac, kpt.frac, &kpt.millers);
+            for (ph, m) in phases.col_mut(a).iter_mut().zip(&kpt.millers) {
+                *ph = f.of(m);
+            }
+            atoms.push((atom.species, first));
+            first += model.species[atom.species]
+                .pseudo
+                .projectors
+                .iter()
+                .map(|p| 2 * p.l + 1)
+                .sum::<usize>();
+        }
+        let mut proj = Self {
+            shapes: projector_shapes(model, kpt, volume),
+            atoms,
+            phases,
+            g0: kpt.holds_g0(),
+            nproj,
+            stored: None,
             d,
             atom_of_column: cols.iter().map(|c| c.0).collect(),
             group: kpt.dist.as_ref().map(|d| d.comm().clone()),
+        };
+        if kpt.dim() * nproj * std::mem::size_of::<T>() <= STORED_PROJECTORS_MAX {
+            let mut whole = Mat::<T>::zeros(kpt.dim(), nproj);
+            let mut buf = proj.buffer();
+            proj.for_each_block(&mut buf, |rows, p| {
+                whole
+                    .as_mut()
+                    .subrows_mut(rows.start, rows.len())
+                    .copy_from(p);
+            });
+            proj.stored = Some(whole);
+        }
+        proj
+    }
+
+    /// A buffer for one block of P (up to [`PROJECTOR_BLOCK`] plane waves; none when P is
+    /// stored).
+    fn buffer(&self) -> Mat<T> {
+        let b = match self.stored {
+            Some(_) => 0,
+            None => PROJECTOR_BLOCK.min(self.phases.nrows()),
+        };
+        Mat::zeros(T::plane_wave_rows(false, 0, b).len(), self.nproj)
+    }
+
+    /// Call `f(rows, block)` for every block of P: `block` holds P's rows `rows` of this
+    /// representation (the plane waves of one block), built in `buf`.
+    fn for_each_block(
+        &self,
+        buf: &mut Mat<T>,
+        mut f: impl FnMut(std::ops::Range<usize>, MatRef<'_, T>),
+    ) {
+        if let Some(p) = &self.stored {
+            return f(0..p.nrows(), p.as_ref());
+        }
+        let npw = self.phases.nrows();
+        for h0 in (0..npw).step_by(PROJECTOR_BLOCK) {
+            let h1 = (h0 + PROJECTOR_BLOCK).min(npw);
+            let rows = T::plane_wave_rows(self.g0, h0, h1);
+            let mut block = buf.as_mut().subrows_mut(0, rows.len());
+            for (a, &(species, first)) in self.atoms.iter().enumerate() {
+                let phase = &column(self.phases.as_ref(), a)[h0..h1];
+                let (shape, ls) = &self.shapes[species];
+                for (c, &l) in ls.iter().enumerate() {
+                    let r = &column(shape.as_ref(), c)[h0..h1];
+                    let out = col_slice(block.as_mut(), first + c);
+                    T::phased_into(self.g0, h0, l, r, phase, out);
+                }
+            }
+            f(rows, block.as_ref());
         }
     }
 
-    /// `X^H psi` over all rows (`x` has the rows of `p`): local GEMM plus one sum over the
-    /// G-vector group.
-    fn project(&self, x: MatRef<'_, T>, psi: MatRef<'_, T>) -> Mat<T> {
-        let c = overlap(x, psi);
+    /// `P^H x` on this rank's rows (not summed over the G-vector group).
+    fn project_local(&self, x: MatRef<'_, T>) -> Mat<T> {
+        let mut c = Mat::<T>::zeros(self.nproj, x.ncols());
+        let mut buf = self.buffer();
+        self.for_each_block(&mut buf, |rows, p| {
+            let xs = x.subrows(rows.start, rows.len());
+            planewave_linalg::gemm(c.as_mut(), true, p, true, xs, false);
+        });
+        c
+    }
+
+    /// `P^H psi` over all rows: local GEMMs plus one sum over the G-vector group.
+    fn project(&self, psi: MatRef<'_, T>) -> Mat<T> {
+        let c = self.project_local(psi);
         match &self.group {
             Some(g) => {
                 crate::gvectors::sum_matrix(c, |flat| g.allreduce_sum(flat, CommClass::GVector))
@@ -231,7 +430,7 @@ impl<T: BandScalar> KProjectors<T> {
 
     /// `D C` with `C = P^H psi`, and the nonlocal energy `sum_n w_n <psi_n|V_nl|psi_n>`.
     fn coefficients(&self, psi: MatRef<'_, T>, weights: &[f64]) -> (Mat<T>, f64) {
-        let c = self.project(self.p.as_ref(), psi);
+        let c = self.project(psi);
         let dc = matmul(self.d.as_ref(), c.as_ref());
         let e = contract(&c, &dc, weights).iter().sum::<f64>() / 2.0;
         (dc, e)
@@ -239,8 +438,8 @@ impl<T: BandScalar> KProjectors<T> {
 
     /// Nonlocal forces `-dE_nl/dtau` (Ha/bohr, per atom) of one k-point for the band block
     /// `psi` with band weights `w_n` (k weight times occupation), from dP/dtau = -i(k+G) P:
-    /// `(dP)^H psi = P^H (i(k+G) psi)`, so the stored projectors serve and only one block of
-    /// the bands' size is made per direction.
+    /// `(dP)^H psi = P^H (i(k+G) psi)`, so P's blocks serve and only one block of the bands'
+    /// size is made per direction.
     pub fn forces(
         &self,
         model: &Model,
@@ -257,7 +456,7 @@ impl<T: BandScalar> KProjectors<T> {
         let mut per_column = Vec::with_capacity(3 * self.nproj());
         for dir in 0..3 {
             let gpsi = T::times_i_kpg(kpt, psi, dir);
-            let dpc = overlap(self.p.as_ref(), gpsi.as_ref());
+            let dpc = self.project_local(gpsi.as_ref());
             per_column.extend(contract(&dpc, &dc, weights));
         }
         sum_over(&self.group, &mut per_column);
@@ -285,12 +484,11 @@ impl<T: BandScalar> KProjectors<T> {
         }
         let (dc, e_nl) = self.coefficients(psi, weights);
         let pairs: Vec<(usize, usize)> = (0..3).flat_map(|a| (a..3).map(move |b| (a, b))).collect();
-        let parts: Vec<Part> = pairs.iter().map(|&(a, b)| Part::Strain(a, b)).collect();
-        let mats = projector_matrices(model, kpt, volume, &parts);
-        let mut sums: Vec<f64> = mats
+        let mut sums: Vec<f64> = pairs
             .iter()
-            .map(|dp| {
-                let dpc = overlap(T::from_plane_waves(kpt, dp).as_ref(), psi);
+            .map(|&(a, b)| {
+                let dp = projector_matrices(model, kpt, volume, &[Part::Strain(a, b)]).remove(0);
+                let dpc = overlap(T::from_plane_waves(kpt, &dp).as_ref(), psi);
                 contract(&dpc, &dc, weights).iter().sum()
             })
             .collect();
@@ -309,17 +507,21 @@ impl<T: BandScalar> KProjectors<T> {
 
     /// Number of projector functions.
     pub fn nproj(&self) -> usize {
-        self.p.ncols()
+        self.nproj
     }
 
     /// `out += V_nl psi` for the block `psi` (npw x nb).
-    pub fn apply_add(&self, psi: MatRef<'_, T>, out: MatMut<'_, T>) {
+    pub fn apply_add(&self, psi: MatRef<'_, T>, mut out: MatMut<'_, T>) {
         if self.nproj() == 0 {
             return;
         }
-        let c = self.project(self.p.as_ref(), psi);
+        let c = self.project(psi);
         let dc = matmul(self.d.as_ref(), c.as_ref());
-        matmul_into(out, self.p.as_ref(), dc.as_ref(), true);
+        let mut buf = self.buffer();
+        self.for_each_block(&mut buf, |rows, p| {
+            let dst = out.as_mut().subrows_mut(rows.start, rows.len());
+            planewave_linalg::gemm(dst, true, p, false, dc.as_ref(), false);
+        });
     }
 
     /// `<psi_n|V_nl|psi_n>` for every band of the block.
@@ -328,7 +530,7 @@ impl<T: BandScalar> KProjectors<T> {
         if self.nproj() == 0 {
             return vec![0.0; nb];
         }
-        let c = self.project(self.p.as_ref(), psi);
+        let c = self.project(psi);
         let dc = matmul(self.d.as_ref(), c.as_ref());
         (0..nb)
             .map(|n| {
@@ -440,4 +642,55 @@ fn contract<T: BandScalar>(x: &Mat<T>, dc: &Mat<T>, weights: &[f64]) -> Vec<f64>
                 .sum()
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bands::BandScalar;
+
+    /// The blocks of the compact projectors side by side, against P built directly.
+    fn blocks_equal_the_direct_matrix<T: BandScalar>(case: &str) {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/data")
+            .join(case);
+        let spec = crate::input::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let s = crate::setup::build(spec).unwrap_or_else(|e| panic!("{e}"));
+        for kpt in &s.basis.kpoints {
+            let mut proj = KProjectors::<T>::new(&s.model, kpt, s.basis.volume);
+            // These cells' P are small enough to be stored: built by the same blocks.
+            let stored = proj.stored.take().expect("a small P is stored");
+            let direct = projector_matrices(&s.model, kpt, s.basis.volume, &[Part::Value]);
+            let direct = T::from_plane_waves(kpt, &direct[0]);
+            let mut built = Mat::<T>::zeros(kpt.dim(), proj.nproj());
+            let mut buf = proj.buffer();
+            let mut covered = 0;
+            proj.for_each_block(&mut buf, |rows, p| {
+                assert_eq!(rows.start, covered, "{case}: blocks in order, no gap");
+                covered = rows.end;
+                built
+                    .as_mut()
+                    .subrows_mut(rows.start, rows.len())
+                    .copy_from(p);
+            });
+            assert_eq!(covered, kpt.dim(), "{case}: every row");
+            let mut err: f64 = 0.0;
+            let mut big: f64 = 0.0;
+            for j in 0..built.ncols() {
+                for i in 0..built.nrows() {
+                    err = err.max((built[(i, j)] - direct[(i, j)]).abs2().sqrt());
+                    big = big.max(direct[(i, j)].abs2().sqrt());
+                }
+            }
+            assert!(big > 0.0 && err < 1e-13 * big, "{case}: {err:e} of {big:e}");
+            assert!(stored == built, "{case}: the stored P is the blocks' P");
+        }
+    }
+
+    #[test]
+    fn compact_projectors_equal_the_direct_build() {
+        // k-points (complex, several blocks of plane waves) and the Γ-real path.
+        blocks_equal_the_direct_matrix::<Complex64>("qe/si8_lda_gth_displaced/pw.in");
+        blocks_equal_the_direct_matrix::<f64>("layout/si8_pbe_nlcc_gamma.toml");
+    }
 }
