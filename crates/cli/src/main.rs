@@ -6,12 +6,14 @@
 //! `planewave relax INPUT` relaxes the structure (positions; the cell too with `[relax] cell`).
 //! `planewave check INPUT` validates the input and prints the set-up without running.
 //! `planewave advise INPUT --ranks N` ranks the parallel layouts of a run by predicted time.
-//! `planewave bench comm|linalg|fft` time the parallel building blocks.
+//! `planewave bench comm|linalg|fft` time the parallel building blocks; `planewave bench qe INPUT`
+//! times this program against Quantum ESPRESSO's pw.x on the same input.
 //!
 //! `run` and `relax` run on one process, on `--ranks N` in-process ranks, or on the MPI ranks of
 //! mpirun/srun (build with `--features mpi`); rank 0 prints and writes every file.
 
 mod advise;
+mod bench_qe;
 mod heap;
 mod launch;
 mod report;
@@ -179,6 +181,32 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// This planewave against Quantum ESPRESSO's pw.x on one pw.x input, runs alternated on the
+    /// same cores (QE as --ranks MPI processes of one thread, planewave as --ranks processes of
+    /// --threads threads, both under mpirun above one rank): every run's wall time and peak
+    /// RSS, then the median ratios. Without pw.x on the PATH, planewave alone.
+    ///
+    /// Example: planewave bench qe tests/data/qe/si8_lda_gth_displaced/pw.in --ranks 2
+    /// --qe-args="-nk 2"
+    Qe {
+        /// The pw.x input (both programs run in its folder).
+        input: PathBuf,
+        /// Alternated runs of each program.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// MPI ranks of each program.
+        #[arg(long, default_value_t = 1)]
+        ranks: usize,
+        /// rayon threads per planewave rank.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Extra pw.x arguments, one string (e.g. --qe-args="-nk 2").
+        #[arg(long, default_value = "", allow_hyphen_values = true)]
+        qe_args: String,
+        /// Extra `planewave run` arguments, one string (e.g. --pw-args="--kpoint-groups 2").
+        #[arg(long, default_value = "", allow_hyphen_values = true)]
+        pw_args: String,
+    },
     /// Time every all-to-all-v strategy against the native one, 64 B to 16 MiB per rank pair,
     /// on the in-process Threads back end (ranks as threads; under mpirun use the MPI build of
     /// planewave-comm's `mpi_check --bench`).
@@ -262,6 +290,37 @@ fn main() -> ExitCode {
             match prepare(&input) {
                 Ok(s) => {
                     print!("{}", advise::advise(&s, ranks, threads));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&e),
+            }
+        }
+        Command::Bench {
+            what:
+                BenchCommand::Qe {
+                    input,
+                    runs,
+                    ranks,
+                    threads,
+                    qe_args,
+                    pw_args,
+                },
+        } => {
+            if runs == 0 || ranks == 0 || threads == 0 {
+                return fail("error: --runs, --ranks and --threads must be at least 1");
+            }
+            let words = |s: &str| s.split_whitespace().map(str::to_string).collect();
+            let b = bench_qe::QeBench {
+                input,
+                runs,
+                ranks,
+                threads,
+                qe_args: words(&qe_args),
+                pw_args: words(&pw_args),
+            };
+            match bench_qe::run(&b) {
+                Ok(t) => {
+                    print!("{t}");
                     ExitCode::SUCCESS
                 }
                 Err(e) => fail(&e),
