@@ -22,7 +22,7 @@ use planewave_fft::{DistFft, DistFftOptions, FftGrid, RealLayout};
 use std::sync::{Arc, Mutex};
 
 /// Complex fields transformed per exchange-and-multiply round (bounds the real-space buffer).
-const FIELDS_PER_ROUND: usize = 8;
+pub(crate) const FIELDS_PER_ROUND: usize = 8;
 /// Fields per transpose inside a round (one exchange overlaps the next block's work).
 const FIELDS_PER_EXCHANGE: usize = 4;
 
