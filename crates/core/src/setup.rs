@@ -484,7 +484,7 @@ pub const MPI_LIBRARY_SHARE: f64 = 12.0 * 1048576.0;
 /// Calibration (2026-11-23, with projectors built block by block above
 /// `STORED_PROJECTORS_MAX` and the 1 MiB mmap threshold of the CLI; `RAYON_NUM_THREADS=1`, peak
 /// RSS; [`MPI_LIBRARY_SHARE`] added under MPI by the caller): si64_lda_gth_gamma one rank
-/// 256 MiB (this gives 266), two MPI ranks 224 MiB each (237); si8_lda_gth_displaced one rank
+/// 256 MiB (this gives 266), two MPI ranks 202 MiB each (214); si8_lda_gth_displaced one rank
 /// 62 MiB (56; its P is stored, 15 MB over 8 k-points), two MPI k-point groups 58 MiB each
 /// (57).
 pub fn memory_per_rank(
@@ -532,7 +532,7 @@ pub fn memory_per_rank(
     };
     let bands = word * npw_est / g * (blocks * (nb / bg + proj) + workspace);
     let grids = 3.0 * grid_est;
-    let buffers = if g > 1.0 { 4.0 * grid_est / g } else { 0.0 };
+    let buffers = if g > 1.0 { 2.0 * grid_est / g } else { 0.0 };
     let base = 20.0 * 1048576.0;
     bands + grids + buffers + base
 }
