@@ -175,21 +175,27 @@ macro_rules! impl_kernels {
 
 impl Scalar for f64 {
     const FLOPS_PER_FMA: f64 = 2.0;
+    #[inline]
     fn from_f64(x: f64) -> Self {
         x
     }
+    #[inline]
     fn from_re_im(re: f64, _im: f64) -> Self {
         re
     }
+    #[inline]
     fn cj(self) -> Self {
         self
     }
+    #[inline]
     fn abs2(self) -> f64 {
         self * self
     }
+    #[inline]
     fn real(self) -> f64 {
         self
     }
+    #[inline]
     fn scale(self, s: f64) -> Self {
         self * s
     }
@@ -198,21 +204,27 @@ impl Scalar for f64 {
 
 impl Scalar for c64 {
     const FLOPS_PER_FMA: f64 = 8.0;
+    #[inline]
     fn from_f64(x: f64) -> Self {
         c64::new(x, 0.0)
     }
+    #[inline]
     fn from_re_im(re: f64, im: f64) -> Self {
         c64::new(re, im)
     }
+    #[inline]
     fn cj(self) -> Self {
         self.conj()
     }
+    #[inline]
     fn abs2(self) -> f64 {
         self.norm_sqr()
     }
+    #[inline]
     fn real(self) -> f64 {
         self.re
     }
+    #[inline]
     fn scale(self, s: f64) -> Self {
         self * s
     }

@@ -484,14 +484,25 @@ impl<T: BandScalar> KProjectors<T> {
         }
         let (dc, e_nl) = self.coefficients(psi, weights);
         let pairs: Vec<(usize, usize)> = (0..3).flat_map(|a| (a..3).map(move |b| (a, b))).collect();
-        let mut sums: Vec<f64> = pairs
-            .iter()
-            .map(|&(a, b)| {
-                let dp = projector_matrices(model, kpt, volume, &[Part::Strain(a, b)]).remove(0);
-                let dpc = overlap(T::from_plane_waves(kpt, &dp).as_ref(), psi);
-                contract(&dpc, &dc, weights).iter().sum()
-            })
-            .collect();
+        let parts: Vec<Part> = pairs.iter().map(|&(a, b)| Part::Strain(a, b)).collect();
+        let contracted = |dp: &Mat<Complex64>| -> f64 {
+            let dpc = overlap(T::from_plane_waves(kpt, dp).as_ref(), psi);
+            contract(&dpc, &dc, weights).iter().sum()
+        };
+        // All six matrices from one pass over the plane waves when P is small (kept whole),
+        // one at a time otherwise (six whole matrices of a large cell would be its largest
+        // allocation).
+        let mut sums: Vec<f64> = if self.stored.is_some() {
+            projector_matrices(model, kpt, volume, &parts)
+                .iter()
+                .map(contracted)
+                .collect()
+        } else {
+            parts
+                .iter()
+                .map(|&part| contracted(&projector_matrices(model, kpt, volume, &[part])[0]))
+                .collect()
+        };
         sum_over(&self.group, &mut sums);
         for (&(a, b), &v) in pairs.iter().zip(&sums) {
             de[a][b] += v;
