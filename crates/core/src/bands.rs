@@ -123,14 +123,15 @@ fn zeros(n: usize) -> Vec<Complex64> {
 }
 
 /// The single column of a one-column block, as a mutable slice.
-fn col_mut<T: Scalar>(m: MatMut<'_, T>) -> &mut [T] {
+pub(crate) fn col_mut<T: Scalar>(m: MatMut<'_, T>) -> &mut [T] {
     m.col_mut(0)
         .try_as_col_major_mut()
         .expect("band blocks are column-major")
         .as_slice_mut()
 }
 
-fn column<T: Scalar>(m: MatRef<'_, T>, j: usize) -> &[T] {
+/// Column `j` of `m` (column-major) as a slice.
+pub(crate) fn column<T: Scalar>(m: MatRef<'_, T>, j: usize) -> &[T] {
     m.col(j)
         .try_as_col_major()
         .expect("band blocks are column-major")

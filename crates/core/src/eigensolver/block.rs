@@ -122,40 +122,28 @@ pub(super) fn orthonormaliser<T: Scalar>(
     norms2: &[f64],
     tol: f64,
 ) -> Option<Orthonormaliser<T>> {
-    let m = s.ncols();
-    if m == 0 {
+    if s.ncols() == 0 {
         return None;
     }
     let norms: Vec<f64> = norms2.iter().map(|n| n.sqrt()).collect();
-    if norms.iter().all(|&n| n > 0.0) {
-        let scaled = Mat::from_fn(m, m, |i, j| s[(i, j)].scale(1.0 / (norms[i] * norms[j])));
-        if let Ok(ls) = op.small_cholesky(scaled.as_ref()) {
-            if (0..m).all(|j| ls[(j, j)].abs2() >= CHOLESKY_MIN_PIVOT) {
-                // s = D ls ls^H D: the factor of s is D ls.
-                let l = Mat::from_fn(m, m, |i, j| ls[(i, j)].scale(norms[i]));
-                return Some(Orthonormaliser::Cholesky(l));
-            }
+    let s = unit_scaled(s, &norms);
+    // A zero column leaves a zero pivot: Cholesky fails and the canonical transform drops it.
+    if let Ok(ls) = op.small_cholesky(s.as_ref()) {
+        if (0..ls.ncols()).all(|j| ls[(j, j)].abs2() >= CHOLESKY_MIN_PIVOT) {
+            // s = D ls ls^H D: the factor of the unscaled overlap is D ls.
+            let l = Mat::from_fn(ls.nrows(), ls.ncols(), |i, j| ls[(i, j)].scale(norms[i]));
+            return Some(Orthonormaliser::Cholesky(l));
         }
     }
-    canonical_from(op, s, norms2, tol).map(Orthonormaliser::Canonical)
+    canonical_scaled(op, s, &norms, tol).map(Orthonormaliser::Canonical)
 }
 
-/// [`canonical_transform`] from the overlap `s = z^H z` and the squared column norms of `z`
-/// (both over all rows); `s` is overwritten.
-pub(super) fn canonical_from<T: Scalar>(
-    op: &impl BlockOperator<T>,
-    mut s: Mat<T>,
-    norms2: &[f64],
-    tol: f64,
-) -> Option<Mat<T>> {
+/// `s` with rows and columns divided by `norms` (the overlap of unit columns), zero where a
+/// norm is zero: the thresholds on it are relative.
+fn unit_scaled<T: Scalar>(mut s: Mat<T>, norms: &[f64]) -> Mat<T> {
     let m = s.ncols();
-    if m == 0 {
-        return None;
-    }
-    // Scale columns to unit norm first so that the threshold is relative.
-    let norms: Vec<f64> = norms2.iter().map(|n| n.sqrt()).collect();
-    for i in 0..m {
-        for j in 0..m {
+    for j in 0..m {
+        for i in 0..m {
             let d = norms[i] * norms[j];
             s[(i, j)] = if d > 0.0 {
                 s[(i, j)].scale(1.0 / d)
@@ -164,6 +152,32 @@ pub(super) fn canonical_from<T: Scalar>(
             };
         }
     }
+    s
+}
+
+/// [`canonical_transform`] from the overlap `s = z^H z` and the squared column norms of `z`
+/// (both over all rows).
+pub(super) fn canonical_from<T: Scalar>(
+    op: &impl BlockOperator<T>,
+    s: Mat<T>,
+    norms2: &[f64],
+    tol: f64,
+) -> Option<Mat<T>> {
+    if s.ncols() == 0 {
+        return None;
+    }
+    let norms: Vec<f64> = norms2.iter().map(|n| n.sqrt()).collect();
+    canonical_scaled(op, unit_scaled(s, &norms), &norms, tol)
+}
+
+/// [`canonical_from`] on the overlap already divided by the column norms `norms`.
+fn canonical_scaled<T: Scalar>(
+    op: &impl BlockOperator<T>,
+    s: Mat<T>,
+    norms: &[f64],
+    tol: f64,
+) -> Option<Mat<T>> {
+    let m = s.ncols();
     let e = op.small_eigen(s.as_ref(), m).ok()?;
     let smax = e.values.last().copied().unwrap_or(0.0);
     let keep: Vec<usize> = (0..m)

@@ -15,7 +15,7 @@
 //! GEMM plus one sum over the group per band block, so the work splits over G, never by atom.
 
 use super::term::{Bands, Share, State, Term};
-use crate::bands::BandScalar;
+use crate::bands::{col_mut, column, BandScalar};
 use crate::basis::Kpoint;
 use crate::model::Model;
 use crate::special::real_ylm;
@@ -32,22 +32,6 @@ const PROJECTOR_BLOCK: usize = 512;
 /// in every application above it: small cells keep the speed of one GEMM per pass (si8: 1 MiB
 /// per k), large ones the memory (si64 Γ: 61 MB on one rank, 12 MB of phases instead).
 pub const STORED_PROJECTORS_MAX: usize = 8 << 20;
-
-/// Column `j` of a column-major matrix as a slice.
-fn column<T: planewave_linalg::Scalar>(m: MatRef<'_, T>, j: usize) -> &[T] {
-    m.col(j)
-        .try_as_col_major()
-        .expect("column-major")
-        .as_slice()
-}
-
-/// Column `j` of a column-major matrix as a mutable slice.
-fn col_slice<T: planewave_linalg::Scalar>(m: MatMut<'_, T>, j: usize) -> &mut [T] {
-    m.col_mut(j)
-        .try_as_col_major_mut()
-        .expect("column-major")
-        .as_slice_mut()
-}
 
 /// The projectors of one k-point, compact (see the module doc).
 #[derive(Clone)]
@@ -398,7 +382,7 @@ impl<T: BandScalar> KProjectors<T> {
                 let (shape, ls) = &self.shapes[species];
                 for (c, &l) in ls.iter().enumerate() {
                     let r = &column(shape.as_ref(), c)[h0..h1];
-                    let out = col_slice(block.as_mut(), first + c);
+                    let out = col_mut(block.as_mut().subcols_mut(first + c, 1));
                     T::phased_into(self.g0, h0, l, r, phase, out);
                 }
             }
