@@ -71,6 +71,7 @@ fn run(world: Arc<dyn Communicator>) -> Option<(f64, Vec<[f64; 3]>)> {
         kerker_q0: 0.8,
         seed: 42,
         eigensolver: Eigensolver::Davidson { dim_factor: 2 },
+        checkpoint: None,
     };
     // One k-point group per rank: each computes 8 / ranks of the k-points.
     let groups = world.size();

@@ -69,6 +69,29 @@ struct ParallelArgs {
     max_iterations: Option<usize>,
 }
 
+/// Checkpoint options of `run`.
+#[derive(clap::Args, Clone, Debug, Default)]
+struct CheckpointArgs {
+    /// Write the SCF state (density, bands, occupations) to FILE at the end of the SCF, replacing
+    /// it atomically; `--restart FILE` continues from it on any number of ranks and any layout.
+    #[arg(long, value_name = "FILE")]
+    checkpoint: Option<PathBuf>,
+    /// Also write the checkpoint every N SCF iterations (needs --checkpoint).
+    #[arg(long, value_name = "N", requires = "checkpoint")]
+    checkpoint_every: Option<usize>,
+    /// Start the SCF from the density and bands of checkpoint FILE (written by --checkpoint with
+    /// the same functional, pseudopotentials and atoms; cutoff, cell, positions, band count and
+    /// layout may differ) instead of the atomic guess and random bands.
+    #[arg(long, value_name = "FILE")]
+    restart: Option<PathBuf>,
+}
+
+impl CheckpointArgs {
+    fn any(&self) -> bool {
+        self.checkpoint.is_some() || self.restart.is_some()
+    }
+}
+
 /// `--rank-order`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum RankOrderArg {
@@ -126,6 +149,8 @@ enum Command {
         quiet: bool,
         #[command(flatten)]
         parallel: ParallelArgs,
+        #[command(flatten)]
+        checkpoint: CheckpointArgs,
     },
     /// Relax atomic positions (and the cell with `[relax] cell = true`) by BFGS or FIRE.
     ///
@@ -266,13 +291,21 @@ fn main() -> ExitCode {
             json,
             quiet,
             parallel,
-        } => calculation(&input, json, quiet, &parallel, false),
+            checkpoint,
+        } => calculation(&input, json, quiet, &parallel, &checkpoint, false),
         Command::Relax {
             input,
             json,
             quiet,
             parallel,
-        } => calculation(&input, json, quiet, &parallel, true),
+        } => calculation(
+            &input,
+            json,
+            quiet,
+            &parallel,
+            &CheckpointArgs::default(),
+            true,
+        ),
         _ if serial_elsewhere => ExitCode::SUCCESS,
         Command::Check {
             input,
@@ -385,10 +418,14 @@ fn calculation(
     json: Option<PathBuf>,
     quiet: bool,
     parallel: &ParallelArgs,
+    checkpoint: &CheckpointArgs,
     relax: bool,
 ) -> ExitCode {
     if let Err(e) = parallel.check() {
         return fail(&e);
+    }
+    if checkpoint.checkpoint_every == Some(0) {
+        return fail("error: --checkpoint-every must be at least 1");
     }
     launch::run_ranks(parallel.ranks, |world, place| {
         let out = Output::new(world.as_ref(), quiet);
@@ -398,9 +435,15 @@ fn calculation(
         };
         parallel.apply(&mut spec);
         if relax || spec.relax.requested {
+            if checkpoint.any() {
+                return out.fail(&format!(
+                    "error: {}: --checkpoint and --restart work with SCF runs; this input asks for a relaxation (not supported yet)",
+                    input.display()
+                ));
+            }
             run_relax(spec, input, json.clone(), &out, world, place)
         } else {
-            run_scf(spec, input, json.clone(), &out, world, place)
+            run_scf(spec, input, json.clone(), checkpoint, &out, world, place)
         }
     })
 }
@@ -447,6 +490,7 @@ fn run_scf(
     spec: input::RunSpec,
     input: &Path,
     json: Option<PathBuf>,
+    checkpoint: &CheckpointArgs,
     out: &Output,
     world: Arc<dyn planewave_comm::Communicator>,
     place: launch::Placement,
@@ -460,10 +504,40 @@ fn run_scf(
     if out.talks() {
         report::setup(&s);
         report::placement(&s, &place);
+    }
+    s.params.checkpoint = checkpoint
+        .checkpoint
+        .clone()
+        .map(|path| scf::CheckpointPlan {
+            path,
+            every: checkpoint.checkpoint_every,
+        });
+    let start = match &checkpoint.restart {
+        Some(file) => {
+            let r = planewave_core::checkpoint::read(
+                file,
+                &s.model,
+                &s.basis,
+                s.params.nbands,
+                s.params.seed,
+            );
+            match r {
+                Ok(r) => {
+                    if out.talks() {
+                        report::restart(file, &r);
+                    }
+                    Some(r.start)
+                }
+                Err(e) => return out.fail(&format!("error: {e}")),
+            }
+        }
+        None => None,
+    };
+    if out.talks() {
         report::iteration_header();
     }
     let t_build = since(t_start);
-    let result = scf::run(&s.model, &s.basis, &s.params, |it| {
+    let result = scf::run_from(&s.model, &s.basis, &s.params, start, |it| {
         if out.talks() {
             report::iteration(it);
         }
@@ -521,6 +595,14 @@ fn run_scf(
     }
     if out.talks() {
         println!("results written to {}", path.display());
+        if let Some(c) = &checkpoint.checkpoint {
+            println!(
+                "checkpoint written to {} (continue with: planewave run {} --restart {})",
+                c.display(),
+                input.display(),
+                c.display()
+            );
+        }
     }
     if r.converged {
         ExitCode::SUCCESS

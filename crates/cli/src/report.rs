@@ -9,6 +9,7 @@ use planewave_core::relax::StepInfo;
 use planewave_core::scf::{IterationInfo, ScfResult};
 use planewave_core::setup::Setup;
 use planewave_core::stress::{Stress, HA_PER_BOHR3_IN_GPA};
+use std::path::Path;
 
 const EV: f64 = 27.211_386_245_988;
 
@@ -335,4 +336,24 @@ pub fn ionic_step(i: &StepInfo) {
             .map(|n| format!("  ({n})"))
             .unwrap_or_default()
     );
+}
+
+/// What a restart took from its checkpoint.
+pub fn restart(file: &Path, r: &planewave_core::checkpoint::Restart) {
+    let m = &r.meta;
+    println!(
+        "restart from {}: iteration {} of the run that wrote it ({}), E = {:.10} Ha, {} bands",
+        file.display(),
+        m.iteration,
+        if m.converged {
+            "converged"
+        } else {
+            "not converged"
+        },
+        m.energy_ha,
+        m.nbands
+    );
+    for n in &r.notes {
+        println!("  note: {n}");
+    }
 }

@@ -243,3 +243,64 @@ fn panic_on_one_rank_only_ends_every_rank() {
     );
     assert!(!written, "no results written after a panic");
 }
+
+/// A checkpoint written in one process restarts on 2 MPI ranks (one G-vector group), the one
+/// written there restarts in one process, both to the same energy in at most 2 iterations; a
+/// corrupt one ends every rank with one message and stays as it was.
+#[test]
+fn checkpoints_cross_between_serial_and_mpirun() {
+    let dir = scratch("checkpoint");
+    let input = case("si8_lda_gth_displaced");
+    let input = input.to_str().unwrap();
+    let path = |n: &str| dir.join(n).to_str().unwrap().to_string();
+    let (ck1, ck2, ck3) = (path("serial.ckpt"), path("mpi.ckpt"), path("again.ckpt"));
+    let iterations = |j: &str| json(Path::new(j))["scf_history"].as_array().unwrap().len();
+    let energy = |j: &str| json(Path::new(j))["total_energy_ha"].as_f64().unwrap();
+    let j0 = path("s.json");
+    let s = serial(&["run", input, "-q", "--json", &j0, "--checkpoint", &ck1]);
+    assert!(s.status.success(), "serial run: {s:?}");
+    let (e_ref, it_ref) = (energy(&j0), iterations(&j0));
+    for (np, from, to) in [(2, &ck1, &ck2), (1, &ck2, &ck3)] {
+        let j = path(&format!("r{np}.json"));
+        let args = [
+            "run",
+            input,
+            "-q",
+            "--kpoint-groups=1",
+            "--json",
+            &j,
+            "--restart",
+            from,
+            "--checkpoint",
+            to,
+        ];
+        let out = if np == 1 {
+            serial(&args)
+        } else {
+            mpirun(np, &args, &[])
+        };
+        assert!(out.status.success(), "restart on {np}: {out:?}");
+        assert!(
+            (energy(&j) - e_ref).abs() < 1e-9,
+            "{np} ranks: {} vs {e_ref}",
+            energy(&j)
+        );
+        assert!(
+            iterations(&j) <= 2 && it_ref > 2,
+            "{} iterations",
+            iterations(&j)
+        );
+    }
+    let mut bytes = std::fs::read(&ck2).unwrap();
+    let n = bytes.len() / 2;
+    bytes[n] ^= 0x10;
+    std::fs::write(&ck2, &bytes).unwrap();
+    let out = mpirun(2, &["run", input, "-q", "--restart", &ck2], &[]);
+    let msg = one_error(&out, "corrupt checkpoint");
+    assert!(
+        msg.contains("mpi.ckpt") && msg.contains("checksum"),
+        "{msg}"
+    );
+    assert_eq!(std::fs::read(&ck2).unwrap(), bytes, "the file is untouched");
+    let _ = std::fs::remove_dir_all(dir);
+}

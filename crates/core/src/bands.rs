@@ -42,6 +42,9 @@ pub trait BandScalar: Scalar {
     fn add_density(kpt: &Kpoint, fft: &Fft3d, psi: &Mat<Self>, weights: &[f64], acc: &mut [f64]);
     /// Convert complex plane-wave columns (over the k-point's sphere) to this representation.
     fn from_plane_waves(kpt: &Kpoint, p: &Mat<Complex64>) -> Mat<Self>;
+    /// The inverse of [`from_plane_waves`](Self::from_plane_waves): the complex coefficients of
+    /// the local plane waves (rows) of the columns `cols` of `psi`.
+    fn to_plane_waves(kpt: &Kpoint, psi: &Mat<Self>, cols: &[usize]) -> Mat<Complex64>;
     /// The rows of this representation that hold the local plane waves `h0..h1` (`g0`: the
     /// first local plane wave is G = 0, see [`Kpoint::holds_g0`]).
     fn plane_wave_rows(g0: bool, h0: usize, h1: usize) -> std::ops::Range<usize>;
@@ -224,6 +227,10 @@ impl BandScalar for Complex64 {
 
     fn from_plane_waves(_kpt: &Kpoint, p: &Mat<Complex64>) -> Mat<Self> {
         p.clone()
+    }
+
+    fn to_plane_waves(_kpt: &Kpoint, psi: &Mat<Self>, cols: &[usize]) -> Mat<Complex64> {
+        Mat::from_fn(psi.nrows(), cols.len(), |i, j| psi[(i, cols[j])])
     }
 
     fn plane_wave_rows(_g0: bool, h0: usize, h1: usize) -> std::ops::Range<usize> {
@@ -514,6 +521,13 @@ impl BandScalar for f64 {
                 pair[1] = f * x * z.im;
             }
         }
+    }
+
+    fn to_plane_waves(kpt: &Kpoint, psi: &Mat<Self>, cols: &[usize]) -> Mat<Complex64> {
+        let g0 = kpt.holds_g0();
+        Mat::from_fn(kpt.npw(), cols.len(), |h, j| {
+            coeff(psi.col_as_slice(cols[j]), h, g0)
+        })
     }
 
     fn from_plane_waves(kpt: &Kpoint, p: &Mat<Complex64>) -> Mat<Self> {

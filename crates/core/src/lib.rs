@@ -7,6 +7,7 @@
 
 pub mod bands;
 pub mod basis;
+pub mod checkpoint;
 pub mod crystal;
 pub mod density;
 pub mod efficiency;

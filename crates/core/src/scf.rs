@@ -7,6 +7,7 @@
 
 use crate::bands::BandScalar;
 use crate::basis::Basis;
+use crate::checkpoint::{self, Snapshot};
 use crate::density::{self, Density};
 use crate::eigensolver::Eigensolver;
 use crate::energies::Energies;
@@ -48,6 +49,18 @@ pub struct ScfParams {
     pub seed: u64,
     /// The iterative eigensolver.
     pub eigensolver: Eigensolver,
+    /// Where and how often to write checkpoints (None: never).
+    pub checkpoint: Option<CheckpointPlan>,
+}
+
+/// When the SCF writes its state to a checkpoint file (see [`crate::checkpoint`]).
+#[derive(Debug, Clone)]
+pub struct CheckpointPlan {
+    /// The file (replaced atomically at every write).
+    pub path: std::path::PathBuf,
+    /// Also every this many iterations (with the next iteration's input density), besides
+    /// the end of the SCF.
+    pub every: Option<usize>,
 }
 
 /// What one iteration reports.
@@ -426,10 +439,40 @@ fn run_with<T: BandScalar>(
         let next = mixer.next(&mix_in, &mix_out, &|x| basis.sum_over_rho(x));
         rho_in = Density::from_g(basis, from_mix(&next));
         timings.mixing += t0.elapsed().as_secs_f64();
+        if let Some(plan) = &params.checkpoint {
+            if plan.every.is_some_and(|n| n > 0 && iteration % n == 0) {
+                let snap = Snapshot {
+                    density_g: &rho_in.g,
+                    psi: &psi,
+                    nbands: params.nbands,
+                    eigenvalues: &eig,
+                    occupations: &occ,
+                    iteration,
+                    converged: false,
+                    energy: e,
+                };
+                checkpoint::write(&plan.path, model, basis, &snap)?;
+            }
+        }
         last = Some((energies, eig, occ, rho_out));
     }
     let (energies, eigenvalues, occupations, density) =
         last.ok_or("max_iterations is 0: nothing was computed")?;
+    if let Some(plan) = &params.checkpoint {
+        // Converged: the output density; otherwise the next iteration's (mixed) input.
+        let rho = if converged { &density } else { &rho_in };
+        let snap = Snapshot {
+            density_g: &rho.g,
+            psi: &psi,
+            nbands: params.nbands,
+            eigenvalues: &eigenvalues,
+            occupations: &occupations,
+            iteration: history.len(),
+            converged,
+            energy: energies.total(),
+        };
+        checkpoint::write(&plan.path, model, basis, &snap)?;
+    }
     timings.total = t_start.elapsed().as_secs_f64();
     let magnetization = density.magnetization(basis);
     Ok(ScfResult {

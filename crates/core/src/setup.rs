@@ -375,6 +375,7 @@ pub fn build_following(
         kerker_q0: spec.scf.mixing.kerker_q0,
         seed: spec.scf.seed,
         eigensolver,
+        checkpoint: None,
     };
     Ok(Setup {
         nk_full: kfull.len(),

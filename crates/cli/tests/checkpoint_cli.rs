@@ -1,0 +1,170 @@
+//! `planewave run --checkpoint/--checkpoint-every/--restart` end to end: the file is written
+//! (and only under its final name), a restart continues from it, and a missing, truncated,
+//! corrupted or foreign file ends the run with one message naming it and the problem, exit 2,
+//! and the file untouched.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_planewave");
+
+fn data(case: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/qe");
+    p.join(case).join("pw.in").to_str().unwrap().to_string()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("planewave-ckpt-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn planewave(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).to_string()
+}
+
+/// Exit code 2, one error line mentioning every part of `expect`.
+fn refused(out: &Output, expect: &[&str]) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("error")).count(),
+        1,
+        "{err}"
+    );
+    for e in expect {
+        assert!(err.contains(e), "{err} (expected {e})");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_run_writes_its_checkpoint_and_a_restart_continues_from_it() {
+    let dir = scratch("roundtrip");
+    let ck = dir.join("si2.ckpt");
+    let ck_s = ck.to_str().unwrap();
+    let j = dir.join("a.json");
+    let input = data("si2_lda_gth");
+    let args = [
+        "run",
+        &input,
+        "--json",
+        j.to_str().unwrap(),
+        "--checkpoint",
+        ck_s,
+        "--checkpoint-every",
+        "2",
+        "--max-iterations",
+        "3",
+    ];
+    let out = planewave(&args);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "not converged in 3: {}",
+        text(&out.stderr)
+    );
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("checkpoint written to"), "{stdout}");
+    assert!(
+        stdout.contains("--restart"),
+        "says how to continue: {stdout}"
+    );
+    assert!(ck.exists() && !dir.join("si2.ckpt.tmp").exists());
+    let out = planewave(&[
+        "run",
+        &input,
+        "--json",
+        j.to_str().unwrap(),
+        "--restart",
+        ck_s,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("restart from") && stdout.contains("iteration 3"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn bad_checkpoints_are_refused_and_left_untouched() {
+    let dir = scratch("bad");
+    let ck = dir.join("good.ckpt");
+    let ck_s = ck.to_str().unwrap();
+    let input = data("si2_lda_gth");
+    let j = dir.join("a.json");
+    let out = planewave(&[
+        "run",
+        &input,
+        "-q",
+        "--json",
+        j.to_str().unwrap(),
+        "--checkpoint",
+        ck_s,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let good = std::fs::read(&ck).unwrap();
+    let mut flipped = good.clone();
+    flipped[200] ^= 1;
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "truncated.ckpt",
+            good[..good.len() - 100].to_vec(),
+            "truncated",
+        ),
+        ("flipped.ckpt", flipped, "checksum"),
+        (
+            "text.ckpt",
+            b"not a checkpoint at all, just some words".to_vec(),
+            "not a planewave checkpoint",
+        ),
+    ];
+    for (name, bytes, problem) in cases {
+        let f = dir.join(name);
+        std::fs::write(&f, &bytes).unwrap();
+        let out = planewave(&["run", &input, "-q", "--restart", f.to_str().unwrap()]);
+        refused(&out, &[name, problem]);
+        assert_eq!(std::fs::read(&f).unwrap(), bytes, "{name} untouched");
+    }
+    let missing = dir.join("missing.ckpt");
+    let out = planewave(&["run", &input, "-q", "--restart", missing.to_str().unwrap()]);
+    refused(&out, &["missing.ckpt", "cannot open"]);
+    // Another input (more electrons, other atoms).
+    let out = planewave(&[
+        "run",
+        &data("si8_lda_gth_displaced"),
+        "-q",
+        "--restart",
+        ck_s,
+    ]);
+    refused(&out, &["good.ckpt", "another input"]);
+    assert_eq!(std::fs::read(&ck).unwrap(), good);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn checkpoint_flags_are_checked() {
+    let input = data("si2_lda_gth");
+    let out = planewave(&["run", &input, "--checkpoint-every", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--checkpoint"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = planewave(&[
+        "run",
+        &input,
+        "--checkpoint",
+        "x.ckpt",
+        "--checkpoint-every",
+        "0",
+    ]);
+    refused(&out, &["--checkpoint-every must be at least 1"]);
+}

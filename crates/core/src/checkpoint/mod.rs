@@ -1,0 +1,155 @@
+//! Checkpoints: the SCF state in a portable file that any layout can continue from.
+//!
+//! What is stored (see [`mod@format`] for the framing and the README for the whole format):
+//! - `density/millers` (i32x3) and `density/<s>` (c64): the density to continue from, on the
+//!   density sphere, per spin channel, keyed by Miller index;
+//! - `kpoint/<k>/millers` (i32x3): the plane waves of k-point k, sorted, and
+//!   `bands/<s>/<k>` (c64): its bands one after the other, each a coefficient per plane wave
+//!   in that order: the plain plane-wave coefficients c(G), also for Γ-real runs, which store
+//!   one G of each +-G pair (c(-G) = c(G)*, `gamma_real` in the metadata);
+//! - the footer's [`Meta`]: structure, cutoff, k-points, eigenvalues, occupations, Fermi level,
+//!   iteration, energy, and a digest of the physics input (functional, smearing, spin,
+//!   electrons, pseudopotential files).
+//!
+//! Contract:
+//! - [`write()`] and [`read()`] are collective on the world communicator (every rank calls them
+//!   at the same point). World rank 0 does all file I/O; bands travel in blocks of at most
+//!   [`BLOCK_BYTES`], so no rank ever holds more than one block of another rank's bands.
+//! - The file does not depend on the layout that wrote it (plane waves sorted by Miller index),
+//!   and [`read()`] maps it onto any layout, cutoff or cell by Miller index (plane waves missing
+//!   from the file start at zero, those not in the current sphere are dropped), through an
+//!   index map built once per k-point. Bands beyond the file's keep the random start.
+//! - A file that fails its checks (framing, checksums, version, another digest or another list
+//!   of atoms) is refused on every rank with one message naming the file and the problem; the
+//!   file is only read.
+
+pub mod format;
+mod read;
+mod write;
+
+pub use read::{read, Restart};
+pub use write::{write, Snapshot};
+
+use crate::model::Model;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// Largest block of bands moved to or from the writer at once (bytes of coefficients).
+pub const BLOCK_BYTES: usize = 16 << 20;
+
+/// A k-point of the file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct KpointMeta {
+    /// Fractional reciprocal coordinates.
+    pub frac: [f64; 3],
+    /// Brillouin-zone weight.
+    pub weight: f64,
+    /// Plane waves stored (the half sphere for Γ-real runs).
+    pub npw: usize,
+}
+
+/// The footer's description of the run a checkpoint comes from.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Meta {
+    /// Always "planewave checkpoint".
+    pub format: String,
+    /// The program that wrote it.
+    pub program: String,
+    /// Always "little-endian".
+    pub byte_order: String,
+    /// SHA-256 of the physics input (see [`input_digest`]).
+    pub digest: String,
+    /// Lattice vectors (rows, bohr).
+    pub lattice_bohr: [[f64; 3]; 3],
+    /// Species symbols.
+    pub species: Vec<String>,
+    /// (species index, fractional position) of every atom.
+    pub atoms: Vec<(usize, [f64; 3])>,
+    /// Wavefunction cutoff (Ha).
+    pub ecut_ha: f64,
+    /// Spin channels.
+    pub nspin: usize,
+    /// Bands per (spin, k).
+    pub nbands: usize,
+    /// Γ-point real wavefunctions (half sphere stored).
+    pub gamma_real: bool,
+    /// The k-points, in order.
+    pub kpoints: Vec<KpointMeta>,
+    /// Entries of the density sphere.
+    pub density_g: usize,
+    /// SCF iterations done when written.
+    pub iteration: usize,
+    /// Whether the SCF had converged.
+    pub converged: bool,
+    /// Free energy of the last iteration (Ha).
+    pub energy_ha: f64,
+    /// Fermi level per spin channel (Ha; None without smearing).
+    pub fermi_level_ha: Option<Vec<f64>>,
+    /// `eigenvalues[s][k][band]` (Ha).
+    pub eigenvalues_ha: Vec<Vec<Vec<f64>>>,
+    /// `occupations[s][k][band]`.
+    pub occupations: Vec<Vec<Vec<f64>>>,
+}
+
+/// SHA-256 (hex) of what must not change across a restart: functional, smearing, spin mode,
+/// starting magnetisation, electron count, and each species' symbol and pseudopotential file
+/// (its bytes; its parsed form when the file cannot be read again).
+pub fn input_digest(model: &Model) -> String {
+    let mut h = Sha256::new();
+    h.update(
+        format!(
+            "{:?}|{:?}|{:?}|{:?}|{}",
+            model.functional,
+            model.smearing,
+            model.spin,
+            model.starting_magnetization,
+            model.n_electrons
+        )
+        .as_bytes(),
+    );
+    for s in &model.species {
+        h.update(s.symbol.as_bytes());
+        match std::fs::read(&s.path) {
+            Ok(bytes) => h.update(&bytes),
+            Err(_) => h.update(format!("{:?}", s.pseudo).as_bytes()),
+        }
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The structure part of the metadata.
+struct Structure {
+    lattice: [[f64; 3]; 3],
+    species: Vec<String>,
+    atoms: Vec<(usize, [f64; 3])>,
+}
+
+/// The structure of `model`.
+fn structure(model: &Model) -> Structure {
+    Structure {
+        lattice: model.crystal.lattice,
+        species: model.species.iter().map(|s| s.symbol.clone()).collect(),
+        atoms: model
+            .crystal
+            .atoms
+            .iter()
+            .map(|a| (a.species, a.frac))
+            .collect(),
+    }
+}
+
+/// Section names.
+fn density_section(s: usize) -> String {
+    format!("density/{s}")
+}
+fn kpoint_section(k: usize) -> String {
+    format!("kpoint/{k}/millers")
+}
+fn bands_section(s: usize, k: usize) -> String {
+    format!("bands/{s}/{k}")
+}
+
+/// Bands per block for plane waves of `npw` coefficients.
+fn block_bands(npw: usize) -> usize {
+    (BLOCK_BYTES / (16 * npw.max(1))).max(1)
+}

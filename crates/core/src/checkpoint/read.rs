@@ -1,0 +1,351 @@
+//! Reading a checkpoint onto the current layout: collective on the world communicator.
+//!
+//! World rank 0 opens and verifies the file (every checksum) before anything is used, then
+//! broadcasts the metadata; every rank checks it against its input. Arrays then travel from
+//! rank 0 in pieces of at most [`BLOCK_BYTES`]: first the Miller indices of the density sphere
+//! and of each k-point, from which every rank builds, once, the list of (file entry, local
+//! entry) pairs it needs; then the coefficients, which each rank copies through that list.
+
+use super::format::{c64_from, millers_from, FileReader};
+use super::{
+    bands_section, block_bands, density_section, input_digest, kpoint_section, structure, Meta,
+    BLOCK_BYTES,
+};
+use crate::bands::BandScalar;
+use crate::basis::{Basis, Kpoint};
+use crate::model::Model;
+use crate::parallel::agree_on;
+use crate::restart::ScfStart;
+use crate::scf::Wavefunctions;
+use num_complex::Complex64;
+use planewave_comm::{CommClass, CommExt, Communicator};
+use planewave_linalg::Mat;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::Path;
+
+/// A checkpoint mapped onto the current run.
+pub struct Restart {
+    /// Density and bands to start the SCF from.
+    pub start: ScfStart,
+    /// The file's metadata.
+    pub meta: Meta,
+    /// What differs from the file and how it was handled (for the log).
+    pub notes: Vec<String>,
+}
+
+/// Read `path` for (`model`, `basis`) with `nbands` bands; bands the file lacks start from the
+/// random start of `seed`. Collective on the world communicator.
+pub fn read(
+    path: &Path,
+    model: &Model,
+    basis: &Basis,
+    nbands: usize,
+    seed: u64,
+) -> Result<Restart, String> {
+    let world = basis.parallel.world().clone();
+    let opened = if world.rank() == 0 {
+        FileReader::<Meta>::open(path).map(Some)
+    } else {
+        Ok(None)
+    };
+    let mut reader = agree_on(world.as_ref(), opened).map_err(|e| e.error)?;
+    let meta = share_meta(world.as_ref(), reader.as_ref().map(|r| &r.meta));
+    let notes = check(path, &meta, model, basis)?;
+    let mut io = Io {
+        reader: reader.as_mut(),
+        world: world.as_ref(),
+        error: None,
+    };
+    let density_g = read_density(&mut io, &meta, basis);
+    let same_kpoints = meta.kpoints.len() == basis.kpoints.len()
+        && meta
+            .kpoints
+            .iter()
+            .zip(&basis.kpoints)
+            .all(|(a, b)| (0..3).all(|i| (a.frac[i] - b.frac[i]).abs() < 1e-8));
+    let mut notes = notes;
+    let wavefunctions = if !same_kpoints {
+        notes.push("the k-points differ from the checkpoint's: bands start afresh".into());
+        None
+    } else if basis.kpoints.iter().any(Kpoint::is_gamma_real) {
+        Some(Wavefunctions::Real(read_bands(
+            &mut io, &meta, basis, nbands, seed,
+        )))
+    } else {
+        Some(Wavefunctions::Complex(read_bands(
+            &mut io, &meta, basis, nbands, seed,
+        )))
+    };
+    let status = match io.error.take() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    };
+    agree_on(world.as_ref(), status).map_err(|e| e.error)?;
+    if meta.nbands < nbands && wavefunctions.is_some() {
+        notes.push(format!(
+            "the checkpoint holds {} bands, this run {nbands}: the others start random",
+            meta.nbands
+        ));
+    }
+    Ok(Restart {
+        start: ScfStart {
+            density_g,
+            wavefunctions,
+        },
+        meta,
+        notes,
+    })
+}
+
+/// Rank 0's metadata on every rank.
+fn share_meta(world: &dyn Communicator, meta: Option<&Meta>) -> Meta {
+    let mut text = meta
+        .map(|m| serde_json::to_vec(m).expect("the metadata serialises"))
+        .unwrap_or_default();
+    let mut len = [text.len() as u64];
+    world.broadcast(&mut len, 0, CommClass::Other);
+    text.resize(len[0] as usize, 0);
+    world.broadcast(&mut text, 0, CommClass::Other);
+    serde_json::from_slice(&text).expect("rank 0 parsed this metadata")
+}
+
+/// Refuse a file of another input or another list of atoms; describe what else differs.
+fn check(path: &Path, meta: &Meta, model: &Model, basis: &Basis) -> Result<Vec<String>, String> {
+    let name = path.display();
+    if meta.digest != input_digest(model) {
+        return Err(format!(
+            "checkpoint {name} was written for another input: the functional, smearing, spin, electron count or pseudopotential files differ (start without --restart, or use the input that wrote it)"
+        ));
+    }
+    let super::Structure {
+        lattice,
+        species,
+        atoms,
+    } = structure(model);
+    let kinds = |s: &[String], a: &[(usize, [f64; 3])]| -> Vec<String> {
+        a.iter().map(|(i, _)| s[*i].clone()).collect()
+    };
+    if kinds(&meta.species, &meta.atoms) != kinds(&species, &atoms) {
+        return Err(format!(
+            "checkpoint {name} holds another structure: {} atoms ({}) against this input's {} ({})",
+            meta.atoms.len(),
+            kinds(&meta.species, &meta.atoms).join(" "),
+            atoms.len(),
+            kinds(&species, &atoms).join(" ")
+        ));
+    }
+    let mut notes = Vec::new();
+    let moved = meta
+        .atoms
+        .iter()
+        .zip(&atoms)
+        .any(|(a, b)| (0..3).any(|i| (a.1[i] - b.1[i]).abs() > 1e-8));
+    let strained =
+        (0..3).any(|i| (0..3).any(|j| (meta.lattice_bohr[i][j] - lattice[i][j]).abs() > 1e-8));
+    if moved || strained {
+        notes.push(
+            "the cell or the positions differ from the checkpoint's: its density and bands are carried over by Miller index".into(),
+        );
+    }
+    if (meta.ecut_ha - basis.ecut).abs() > 1e-12 {
+        notes.push(format!(
+            "the checkpoint's cutoff is {} Ha, this run's {} Ha: plane waves are mapped by Miller index",
+            meta.ecut_ha, basis.ecut
+        ));
+    }
+    Ok(notes)
+}
+
+/// Rank 0's reader and the communicator the pieces travel on; the first read error is kept
+/// (rank 0 then sends zeros, so that every rank completes the protocol).
+struct Io<'a> {
+    reader: Option<&'a mut FileReader<Meta>>,
+    world: &'a dyn Communicator,
+    error: Option<String>,
+}
+
+impl Io<'_> {
+    /// Elements `range` of section `name` (of `kind`, `size` bytes each) on every rank, in
+    /// pieces of `piece` elements: `f(first element, bytes)`.
+    fn stream(
+        &mut self,
+        name: &str,
+        (kind, size): (&str, usize),
+        range: Range<usize>,
+        piece: usize,
+        mut f: impl FnMut(usize, &[u8]),
+    ) {
+        let mut first = range.start;
+        while first < range.end {
+            let n = piece.min(range.end - first);
+            let mut bytes = match (&mut self.reader, &self.error) {
+                (Some(r), None) => r.read(name, kind, first, n).unwrap_or_else(|e| {
+                    self.error = Some(e);
+                    vec![0; n * size]
+                }),
+                _ => vec![0; n * size],
+            };
+            self.world.broadcast(&mut bytes, 0, CommClass::Other);
+            f(first, &bytes);
+            first += n;
+        }
+    }
+
+    /// The file entries of a Miller list that this rank needs: (file entry, local entry)
+    /// pairs, and with `mirror` also those whose G is minus a local one (G = 0 too when
+    /// `mirror_origin`), to be added conjugated (c(-G) = c(G)* of a real function).
+    fn index_map(
+        &mut self,
+        name: &str,
+        count: usize,
+        local: &HashMap<[i32; 3], usize>,
+        (mirror, mirror_origin): (bool, bool),
+    ) -> IndexMap {
+        let (mut direct, mut conj) = (Vec::new(), Vec::new());
+        self.stream(
+            name,
+            ("i32x3", 12),
+            0..count,
+            BLOCK_BYTES / 12,
+            |first, bytes| {
+                for (f, m) in millers_from(bytes).into_iter().enumerate() {
+                    if let Some(&i) = local.get(&m) {
+                        direct.push((first + f, i));
+                    }
+                    if mirror && (mirror_origin || m != [0, 0, 0]) {
+                        if let Some(&i) = local.get(&[-m[0], -m[1], -m[2]]) {
+                            conj.push((first + f, i));
+                        }
+                    }
+                }
+            },
+        );
+        IndexMap { direct, conj }
+    }
+}
+
+/// (file entry, local entry) pairs: copied, and added conjugated (see [`Io::index_map`]).
+struct IndexMap {
+    direct: Vec<(usize, usize)>,
+    conj: Vec<(usize, usize)>,
+}
+
+/// Local index of each Miller triple.
+fn local_index(millers: &[[i32; 3]]) -> HashMap<[i32; 3], usize> {
+    millers.iter().enumerate().map(|(i, m)| (*m, i)).collect()
+}
+
+/// This rank's density-sphere entries per spin, scaled by Omega_file / Omega to keep the
+/// electron count when the cell changed.
+fn read_density(io: &mut Io<'_>, meta: &Meta, basis: &Basis) -> Vec<Vec<Complex64>> {
+    let local = local_index(&basis.rho_millers);
+    let direct = io
+        .index_map("density/millers", meta.density_g, &local, (false, false))
+        .direct;
+    let det = |a: &[[f64; 3]; 3]| {
+        a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1])
+            - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
+            + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
+    };
+    let scale = det(&meta.lattice_bohr).abs() / basis.volume;
+    (0..meta.nspin)
+        .map(|s| {
+            let mut g = vec![Complex64::default(); basis.rho_millers.len()];
+            let mut next = 0;
+            let piece = BLOCK_BYTES / 16;
+            io.stream(
+                &density_section(s),
+                ("c64", 16),
+                0..meta.density_g,
+                piece,
+                |first, bytes| {
+                    let z = c64_from(bytes);
+                    while next < direct.len() && direct[next].0 < first + z.len() {
+                        let (f, i) = direct[next];
+                        g[i] = z[f - first] * scale;
+                        next += 1;
+                    }
+                },
+            );
+            g
+        })
+        .collect()
+}
+
+/// The bands of every (spin, k) block this rank owns, on its rows and bands: the file's
+/// where it has them, the random start elsewhere.
+fn read_bands<T: BandScalar>(
+    io: &mut Io<'_>,
+    meta: &Meta,
+    basis: &Basis,
+    nbands: usize,
+    seed: u64,
+) -> Vec<Vec<Mat<T>>> {
+    let par = &*basis.parallel;
+    let my_bands = par.local_bands(nbands);
+    let stored = meta.nbands.min(nbands);
+    let mut psi: Vec<Vec<Mat<T>>> = (0..meta.nspin)
+        .map(|_| (0..basis.kpoints.len()).map(|_| Mat::zeros(0, 0)).collect())
+        .collect();
+    for (k, kpt) in basis.kpoints.iter().enumerate() {
+        let npw = meta.kpoints[k].npw;
+        let owned: Vec<usize> = (0..meta.nspin).filter(|&s| par.owns(s, k)).collect();
+        let local = if owned.is_empty() {
+            HashMap::new()
+        } else {
+            local_index(&kpt.millers)
+        };
+        // A Γ-real file gives a complex run each -G by conjugation; a complex file gives a
+        // Γ-real run the real part of each band, (c(G) + c(-G)*) / 2 (a complex band at Γ
+        // carries an arbitrary phase, so its half sphere alone is not a real function's).
+        let mirror = meta.gamma_real != kpt.is_gamma_real();
+        let real_part = kpt.is_gamma_real() && !meta.gamma_real;
+        let weight = if real_part { 0.5 } else { 1.0 };
+        let IndexMap { direct, conj } =
+            io.index_map(&kpoint_section(k), npw, &local, (mirror, real_part));
+        for (s, psi_s) in psi.iter_mut().enumerate() {
+            let mine = par.owns(s, k);
+            let mut x = if mine {
+                let stream = crate::rng::stream(seed, &[s as u64, k as u64]);
+                T::random(kpt, &my_bands, stream.state())
+            } else {
+                Mat::zeros(0, 0)
+            };
+            let per_block = block_bands(npw);
+            let name = bands_section(s, k);
+            io.stream(
+                &name,
+                ("c64", 16),
+                0..stored * npw,
+                per_block * npw,
+                |first, bytes| {
+                    if !mine {
+                        return;
+                    }
+                    let z = c64_from(bytes);
+                    let b = first / npw..(first + z.len()) / npw;
+                    let cols: Vec<usize> = (0..my_bands.len())
+                        .filter(|&c| b.contains(&my_bands[c]))
+                        .collect();
+                    let mut p = Mat::<Complex64>::zeros(kpt.npw(), cols.len());
+                    for (t, &c) in cols.iter().enumerate() {
+                        let band = &z[(my_bands[c] - b.start) * npw..][..npw];
+                        for &(f, i) in &direct {
+                            p[(i, t)] += weight * band[f];
+                        }
+                        for &(f, i) in &conj {
+                            p[(i, t)] += weight * band[f].conj();
+                        }
+                    }
+                    let converted = T::from_plane_waves(kpt, &p);
+                    for (t, &c) in cols.iter().enumerate() {
+                        x.as_mut().col_mut(c).copy_from(converted.as_ref().col(t));
+                    }
+                },
+            );
+            psi_s[k] = x;
+        }
+    }
+    psi
+}
