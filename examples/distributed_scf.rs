@@ -72,6 +72,7 @@ fn run(world: Arc<dyn Communicator>) -> Option<(f64, Vec<[f64; 3]>)> {
         seed: 42,
         eigensolver: Eigensolver::Davidson { dim_factor: 2 },
         checkpoint: None,
+        stop: None,
     };
     // One k-point group per rank: each computes 8 / ranks of the k-points.
     let groups = world.size();

@@ -38,6 +38,7 @@ fn run(
     s.params.checkpoint = write.map(|(path, every, _)| CheckpointPlan {
         path: path.to_path_buf(),
         every,
+        at_end: true,
     });
     let start = match restart {
         Some(p) => {

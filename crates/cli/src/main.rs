@@ -33,7 +33,8 @@ use std::time::Instant;
 /// Inputs are TOML files (see examples/si.toml) or Quantum ESPRESSO pw.x inputs. Energies are
 /// printed in Hartree (Ha) and eV, lengths in bohr, forces in Ha/bohr and eV/Å, stress in
 /// Ha/bohr^3 and GPa. Exit codes: 0 success, 1 SCF or relaxation not converged, 2 bad input or
-/// set-up.
+/// set-up, 3 stopped cleanly by a signal (SIGTERM, SIGINT, SIGUSR1) or --time-limit with a
+/// checkpoint to resume from.
 #[derive(Parser)]
 #[command(name = "planewave", version, about, long_about = None)]
 struct Cli {
@@ -84,12 +85,105 @@ struct CheckpointArgs {
     /// layout may differ) instead of the atomic guess and random bands.
     #[arg(long, value_name = "FILE")]
     restart: Option<PathBuf>,
+    /// Stop cleanly before this wall time has passed (e.g. 2h, 90m, 1h30m, 600s; also from
+    /// SLURM_JOB_END_TIME when set): the SCF finishes its iteration, writes the checkpoint
+    /// (--checkpoint, default <stem>.ckpt next to the input), prints how to resume, and exits
+    /// with code 3. SIGTERM, SIGINT and SIGUSR1 do the same at any time (with OpenMPI's mpirun
+    /// send SIGUSR1, which it forwards to every rank; one rank receiving it stops all).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    time_limit: Option<std::time::Duration>,
+}
+
+/// `2h`, `90m`, `1h30m`, `45s` or plain seconds.
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let bad = || format!("'{text}' is not a duration: write e.g. 2h, 90m, 1h30m or 600s");
+    if let Ok(s) = text.trim().parse::<f64>() {
+        return (s.is_finite() && s > 0.0)
+            .then(|| std::time::Duration::from_secs_f64(s))
+            .ok_or_else(bad);
+    }
+    let (mut total, mut number) = (0.0, String::new());
+    for c in text.trim().chars() {
+        let unit = match c {
+            '0'..='9' | '.' => {
+                number.push(c);
+                continue;
+            }
+            'h' => 3600.0,
+            'm' => 60.0,
+            's' => 1.0,
+            _ => return Err(bad()),
+        };
+        total += number.parse::<f64>().map_err(|_| bad())? * unit;
+        number.clear();
+    }
+    if !number.is_empty() || total <= 0.0 {
+        return Err(bad());
+    }
+    Ok(std::time::Duration::from_secs_f64(total))
 }
 
 impl CheckpointArgs {
     fn any(&self) -> bool {
-        self.checkpoint.is_some() || self.restart.is_some()
+        self.checkpoint.is_some() || self.restart.is_some() || self.time_limit.is_some()
     }
+
+    /// The checkpoint of a run of `input`: written at the end with --checkpoint, and on a
+    /// clean stop in any case (to <stem>.ckpt without --checkpoint).
+    fn plan(&self, input: &Path) -> scf::CheckpointPlan {
+        scf::CheckpointPlan {
+            path: self
+                .checkpoint
+                .clone()
+                .unwrap_or_else(|| sibling(input, "ckpt")),
+            every: self.checkpoint_every,
+            at_end: self.checkpoint.is_some(),
+        }
+    }
+
+    /// When to stop cleanly: on the signals of [`install_stop_signals`], and before the
+    /// earliest of --time-limit (from `t0`) and SLURM_JOB_END_TIME;
+    /// `max_seconds` (QE's) applies when --time-limit is not given.
+    fn stop_when(
+        &self,
+        t0: Instant,
+        max_seconds: Option<f64>,
+    ) -> Result<planewave_core::stop::StopWhen, String> {
+        let limit = self
+            .time_limit
+            .or(max_seconds.map(std::time::Duration::from_secs_f64));
+        let mut deadline = limit.map(|d| t0 + d);
+        if let Ok(end) = std::env::var("SLURM_JOB_END_TIME") {
+            let end: u64 = end.trim().parse().map_err(|_| {
+                format!("error: SLURM_JOB_END_TIME = '{end}' is not a Unix time in seconds")
+            })?;
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let slurm = Instant::now() + std::time::Duration::from_secs(end.saturating_sub(now));
+            deadline = Some(deadline.map_or(slurm, |d| d.min(slurm)));
+        }
+        Ok(planewave_core::stop::StopWhen {
+            signal: install_stop_signals(),
+            deadline,
+        })
+    }
+}
+
+/// SIGTERM, SIGINT and SIGUSR1 store their number for the SCF to stop after its iteration; the
+/// same signal a second time ends the process at once (exit code 128 + signal).
+fn install_stop_signals() -> Arc<std::sync::atomic::AtomicUsize> {
+    use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
+    use signal_hook::flag;
+    let number = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    for sig in [SIGTERM, SIGINT, SIGUSR1] {
+        let again = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // Registration fails only for forbidden signals; these three are allowed.
+        let _ = flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&again));
+        let _ = flag::register(sig, again);
+        let _ = flag::register_usize(sig, Arc::clone(&number), sig as usize);
+    }
+    number
 }
 
 /// `--rank-order`.
@@ -435,9 +529,9 @@ fn calculation(
         };
         parallel.apply(&mut spec);
         if relax || spec.relax.requested {
-            if checkpoint.any() {
+            if checkpoint.any() || spec.scf.restart {
                 return out.fail(&format!(
-                    "error: {}: --checkpoint and --restart work with SCF runs; this input asks for a relaxation (not supported yet)",
+                    "error: {}: checkpoints, restarts and --time-limit work with SCF runs; this input asks for a relaxation (not supported yet)",
                     input.display()
                 ));
             }
@@ -505,14 +599,22 @@ fn run_scf(
         report::setup(&s);
         report::placement(&s, &place);
     }
-    s.params.checkpoint = checkpoint
-        .checkpoint
-        .clone()
-        .map(|path| scf::CheckpointPlan {
-            path,
-            every: checkpoint.checkpoint_every,
-        });
-    let start = match &checkpoint.restart {
+    s.params.checkpoint = Some(checkpoint.plan(input));
+    s.params.stop = match checkpoint.stop_when(t_start, s.spec.scf.max_seconds) {
+        Ok(w) => Some(w),
+        Err(e) => return out.fail(&e),
+    };
+    // QE's restart_mode = 'restart' continues from <stem>.ckpt unless --restart names a file.
+    let from_input =
+        (checkpoint.restart.is_none() && s.spec.scf.restart).then(|| sibling(input, "ckpt"));
+    if let Some(f) = from_input.as_ref().filter(|f| !f.exists()) {
+        return out.fail(&format!(
+            "error: {}: restart_mode = 'restart' continues from the checkpoint {}, which does not exist: run with --checkpoint first, give --restart FILE, or use restart_mode = 'from_scratch'",
+            input.display(),
+            f.display()
+        ));
+    }
+    let start = match checkpoint.restart.as_ref().or(from_input.as_ref()) {
         Some(file) => {
             let r = planewave_core::checkpoint::read(
                 file,
@@ -550,16 +652,10 @@ fn run_scf(
         report::summary(&s, &r);
     }
     let t_post = Instant::now();
-    let f = s
-        .spec
-        .properties
-        .forces
-        .then(|| forces::compute(&s.model, &s.basis, &r));
-    let st = s
-        .spec
-        .properties
-        .stress
-        .then(|| stress::compute(&s.model, &s.basis, &r));
+    let finished = r.stopped.is_none();
+    let f = (finished && s.spec.properties.forces).then(|| forces::compute(&s.model, &s.basis, &r));
+    let st =
+        (finished && s.spec.properties.stress).then(|| stress::compute(&s.model, &s.basis, &r));
     if out.talks() {
         if let Some(f) = &f {
             report::forces(&s, f);
@@ -593,16 +689,29 @@ fn run_scf(
     if let Err(e) = out.write(&path, &text) {
         return out.fail(&format!("error: {e}"));
     }
+    let plan = checkpoint.plan(input);
     if out.talks() {
         println!("results written to {}", path.display());
-        if let Some(c) = &checkpoint.checkpoint {
+        if plan.at_end && r.stopped.is_none() {
             println!(
                 "checkpoint written to {} (continue with: planewave run {} --restart {})",
-                c.display(),
+                plan.path.display(),
                 input.display(),
-                c.display()
+                plan.path.display()
             );
         }
+    }
+    if let Some(reason) = r.stopped {
+        if out.root {
+            eprintln!(
+                "stopped by {reason} after SCF iteration {} (not converged); checkpoint written to {}\n  resume with: planewave run {} --restart {}",
+                r.iterations,
+                plan.path.display(),
+                input.display(),
+                plan.path.display()
+            );
+        }
+        return ExitCode::from(3);
     }
     if r.converged {
         ExitCode::SUCCESS

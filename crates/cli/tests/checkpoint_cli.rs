@@ -6,6 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::signal_after_first_iteration;
+
 const BIN: &str = env!("CARGO_BIN_EXE_planewave");
 
 fn data(case: &str) -> String {
@@ -167,4 +170,116 @@ fn checkpoint_flags_are_checked() {
         "0",
     ]);
     refused(&out, &["--checkpoint-every must be at least 1"]);
+}
+
+#[test]
+fn sigterm_during_an_scf_writes_a_checkpoint_that_restarts() {
+    let dir = scratch("sigterm");
+    let ck = dir.join("stop.ckpt");
+    let ck_s = ck.to_str().unwrap();
+    let input = data("si8_lda_gth_displaced");
+    let j = dir.join("a.json");
+    let mut cmd = Command::new(BIN);
+    cmd.args([
+        "run",
+        &input,
+        "--json",
+        j.to_str().unwrap(),
+        "--checkpoint",
+        ck_s,
+    ]);
+    let (code, stdout, stderr) = signal_after_first_iteration(&mut cmd, "-TERM");
+    assert_eq!(code, Some(3), "{stdout}\n{stderr}");
+    assert!(stderr.contains("stopped by signal SIGTERM"), "{stderr}");
+    assert!(stderr.contains(&format!("--restart {ck_s}")), "{stderr}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(doc["stopped"], "signal SIGTERM");
+    assert!(!doc.as_object().unwrap().contains_key("forces_ha_per_bohr"));
+    let out = planewave(&[
+        "run",
+        &input,
+        "-q",
+        "--json",
+        j.to_str().unwrap(),
+        "--restart",
+        ck_s,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_time_limit_stops_cleanly_with_a_checkpoint_to_resume() {
+    let dir = scratch("timelimit");
+    let ck = dir.join("t.ckpt");
+    let j = dir.join("t.json");
+    let input = data("si8_lda_gth_displaced");
+    let args = [
+        "run",
+        &input,
+        "-q",
+        "--json",
+        j.to_str().unwrap(),
+        "--checkpoint",
+        ck.to_str().unwrap(),
+        "--time-limit",
+        "1s",
+    ];
+    let out = planewave(&args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("stopped by the time limit") && ck.exists(),
+        "{stderr}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert!(doc["scf_iterations"].as_u64().unwrap() < 10, "{doc}");
+    let out = planewave(&["run", &input, "--time-limit", "2x"]);
+    refused_by_clap(&out, "not a duration");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A usage error: exit code 2 and the reason.
+fn refused_by_clap(out: &Output, reason: &str) {
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains(reason), "{}", text(&out.stderr));
+}
+
+#[test]
+fn qe_restart_mode_restart_continues_from_the_stem_checkpoint() {
+    let dir = scratch("qe-restart");
+    let pseudos = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/pseudos/gth");
+    let original = std::fs::read_to_string(data("si2_lda_gth")).unwrap();
+    let with = |mode: &str| {
+        original
+            .replace("'../../pseudos/gth'", &format!("'{}'", pseudos.display()))
+            .replacen(
+                "disk_io='none',",
+                &format!("disk_io='none', restart_mode='{mode}',"),
+                1,
+            )
+    };
+    let input = dir.join("si2.in");
+    let input_s = input.to_str().unwrap();
+    std::fs::write(&input, with("restart")).unwrap();
+    let out = planewave(&["run", input_s, "-q"]);
+    refused(
+        &out,
+        &["restart_mode = 'restart'", "si2.ckpt", "does not exist"],
+    );
+    std::fs::write(&input, with("from_scratch")).unwrap();
+    let ck = dir.join("si2.ckpt");
+    let out = planewave(&["run", input_s, "-q", "--checkpoint", ck.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::write(&input, with("restart")).unwrap();
+    let out = planewave(&["run", input_s]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("restart from"),
+        "{}",
+        text(&out.stdout)
+    );
+    let _ = std::fs::remove_dir_all(dir);
 }

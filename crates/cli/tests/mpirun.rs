@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_planewave");
 
+mod common;
+
 /// A reference case's input, or one made for the layout tests (tests/data/layout).
 fn case(name: &str) -> PathBuf {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
@@ -302,5 +304,33 @@ fn checkpoints_cross_between_serial_and_mpirun() {
         "{msg}"
     );
     assert_eq!(std::fs::read(&ck2).unwrap(), bytes, "the file is untouched");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// SIGUSR1 to mpirun (which forwards it to every rank) stops the SCF after its iteration on
+/// every rank: exit code 3, and the checkpoint restarts in one process.
+#[test]
+fn a_signal_stops_every_rank_with_a_checkpoint() {
+    let dir = scratch("signal");
+    let input = case("si8_lda_gth_displaced");
+    let ck = dir.join("stop.ckpt");
+    let ck_s = ck.to_str().unwrap();
+    let mut cmd = Command::new("mpirun");
+    cmd.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "-np",
+        "2",
+        BIN,
+        "run",
+    ])
+    .arg(&input)
+    .args(["--kpoint-groups", "1", "--checkpoint", ck_s])
+    .env("RAYON_NUM_THREADS", "1");
+    let (code, stdout, stderr) = common::signal_after_first_iteration(&mut cmd, "-USR1");
+    assert_eq!(code, Some(3), "{stdout}\n{stderr}");
+    assert!(stderr.contains("stopped by signal SIGUSR1"), "{stderr}");
+    let out = serial(&["run", input.to_str().unwrap(), "-q", "--restart", ck_s]);
+    assert!(out.status.success(), "{out:?}");
     let _ = std::fs::remove_dir_all(dir);
 }

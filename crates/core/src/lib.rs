@@ -32,6 +32,7 @@ pub mod scf;
 pub mod setup;
 pub mod smearing;
 pub mod special;
+pub mod stop;
 pub mod stress;
 pub mod symmetry;
 pub mod terms;

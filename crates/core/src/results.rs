@@ -85,6 +85,7 @@ fn scf_json(setup: &Setup, r: &ScfResult) -> Value {
         "version": env!("CARGO_PKG_VERSION"),
         "input": setup.spec.source.display().to_string(),
         "converged": r.converged,
+        "stopped": r.stopped.map(|s| s.to_string()),
         "scf_iterations": r.iterations,
         "total_energy_ha": e.total(),
         "internal_energy_ha": e.internal(),

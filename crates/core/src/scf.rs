@@ -17,6 +17,7 @@ use crate::model::Model;
 use crate::occupation::{self, Occupations};
 use crate::parallel::PANIC_RANK_ENV;
 pub use crate::restart::ScfStart;
+use crate::stop::{StopReason, StopWhen};
 use crate::symmetry::DensitySymmetrizer;
 use crate::terms::nonlocal::KProjectors;
 use crate::terms::term::{self, Bands, State};
@@ -51,6 +52,9 @@ pub struct ScfParams {
     pub eigensolver: Eigensolver,
     /// Where and how often to write checkpoints (None: never).
     pub checkpoint: Option<CheckpointPlan>,
+    /// When to stop cleanly before converging (signals, time limit; None: never). A stop
+    /// writes the checkpoint of `checkpoint` if there is one.
+    pub stop: Option<StopWhen>,
 }
 
 /// When the SCF writes its state to a checkpoint file (see [`crate::checkpoint`]).
@@ -58,9 +62,10 @@ pub struct ScfParams {
 pub struct CheckpointPlan {
     /// The file (replaced atomically at every write).
     pub path: std::path::PathBuf,
-    /// Also every this many iterations (with the next iteration's input density), besides
-    /// the end of the SCF.
+    /// Also every this many iterations (with the next iteration's input density).
     pub every: Option<usize>,
+    /// Also at the end of the SCF (a clean stop always writes it).
+    pub at_end: bool,
 }
 
 /// What one iteration reports.
@@ -120,6 +125,8 @@ pub struct ScfResult {
     pub history: Vec<IterationInfo>,
     /// Timings.
     pub timings: Timings,
+    /// Why the SCF stopped before converging, when a signal or the time limit stopped it.
+    pub stopped: Option<StopReason>,
 }
 
 /// Converged bands per spin channel and k-point, in the basis' representation.
@@ -329,6 +336,8 @@ fn run_with<T: BandScalar>(
     let mut e_prev = f64::NAN;
     let mut residual: f64 = 1.0;
     let mut converged = false;
+    let mut stopped = None;
+    let mut slowest = 0.0f64;
     let mut last = None;
     for iteration in 1..=params.max_iterations {
         let t_it = Instant::now();
@@ -439,7 +448,12 @@ fn run_with<T: BandScalar>(
         let next = mixer.next(&mix_in, &mix_out, &|x| basis.sum_over_rho(x));
         rho_in = Density::from_g(basis, from_mix(&next));
         timings.mixing += t0.elapsed().as_secs_f64();
-        if let Some(plan) = &params.checkpoint {
+        slowest = slowest.max(t_it.elapsed().as_secs_f64());
+        stopped = params
+            .stop
+            .as_ref()
+            .and_then(|w| w.agreed(par.world().as_ref(), slowest));
+        if let Some(plan) = params.checkpoint.as_ref().filter(|_| stopped.is_none()) {
             if plan.every.is_some_and(|n| n > 0 && iteration % n == 0) {
                 let snap = Snapshot {
                     density_g: &rho_in.g,
@@ -455,10 +469,17 @@ fn run_with<T: BandScalar>(
             }
         }
         last = Some((energies, eig, occ, rho_out));
+        if stopped.is_some() {
+            break;
+        }
     }
     let (energies, eigenvalues, occupations, density) =
         last.ok_or("max_iterations is 0: nothing was computed")?;
-    if let Some(plan) = &params.checkpoint {
+    if let Some(plan) = params
+        .checkpoint
+        .as_ref()
+        .filter(|p| p.at_end || stopped.is_some())
+    {
         // Converged: the output density; otherwise the next iteration's (mixed) input.
         let rho = if converged { &density } else { &rho_in };
         let snap = Snapshot {
@@ -486,5 +507,6 @@ fn run_with<T: BandScalar>(
         wavefunctions: wrap(psi),
         history,
         timings,
+        stopped,
     })
 }

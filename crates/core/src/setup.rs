@@ -376,6 +376,7 @@ pub fn build_following(
         seed: spec.scf.seed,
         eigensolver,
         checkpoint: None,
+        stop: None,
     };
     Ok(Setup {
         nk_full: kfull.len(),

@@ -270,6 +270,12 @@ pub struct ScfSpec {
     pub davidson_dim: usize,
     /// Seed for random initial wavefunctions (default 42).
     pub seed: u64,
+    /// Continue from a checkpoint (QE `restart_mode = 'restart'`; the file is `--restart FILE`
+    /// or `<stem>.ckpt` next to the input).
+    pub restart: bool,
+    /// Stop cleanly before this many seconds of wall time (QE `max_seconds`; `--time-limit`
+    /// overrides it).
+    pub max_seconds: Option<f64>,
 }
 
 /// Properties computed after the SCF.
@@ -388,6 +394,8 @@ impl Default for ScfSpec {
             eigensolver: "davidson".to_string(),
             davidson_dim: crate::eigensolver::davidson::DEFAULT_DIM_FACTOR,
             seed: 42,
+            restart: false,
+            max_seconds: None,
         }
     }
 }

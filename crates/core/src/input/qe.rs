@@ -33,8 +33,7 @@
 //!   `forc_conv_thr` (Ry/bohr), `press` and `press_conv_thr` (kbar), `nstep`,
 //!   `ion_dynamics` 'bfgs' | 'fire', `cell_dofree` 'all' (only).
 //! * Accepted and ignored (no physics): prefix (-> title),
-//!   outdir, wfcdir, disk_io, verbosity, restart_mode='from_scratch'
-//!   (only), wf_collect, iprint, max_seconds, etot_conv_thr,
+//!   outdir, wfcdir, disk_io, verbosity, wf_collect, iprint, etot_conv_thr,
 //!   lkpoint_dir, title, startingwfc (not 'file'), startingpot (not 'file'),
 //!   scf_must_converge, diago_full_acc, and &ions/&cell keys
 //!   that only matter for relaxations.
@@ -696,11 +695,6 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
                 .with_hint("use cell_dofree = 'all' (the default)"));
         }
     }
-    if let Some(e) = get("restart_mode") {
-        if v.lower(e) != "from_scratch" {
-            return Err(v.err(e, "only restart_mode = 'from_scratch' is supported"));
-        }
-    }
     for k in [
         "wf_collect",
         "lkpoint_dir",
@@ -948,6 +942,24 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
     };
     scf.energy_tolerance = conv_thr * HARTREE_PER_RYDBERG;
     scf.density_tolerance = (scf.energy_tolerance / 10.0).sqrt();
+    if let Some(e) = get("restart_mode") {
+        match v.lower(e).as_str() {
+            "from_scratch" => {}
+            "restart" => scf.restart = true,
+            other => {
+                return Err(v
+                    .err(e, format!("restart_mode = '{other}' is not supported"))
+                    .with_hint("use 'from_scratch' or 'restart' (with a planewave checkpoint)"))
+            }
+        }
+    }
+    if let Some(e) = get("max_seconds") {
+        let t = v.f64(e)?;
+        if t.is_nan() || t <= 0.0 {
+            return Err(v.err(e, "max_seconds must be positive"));
+        }
+        scf.max_seconds = Some(t);
+    }
     if let Some(e) = get("electron_maxstep") {
         lines.keys.insert("electron_maxstep".into(), e.line);
         scf.max_iterations = usize::try_from(v.int(e)?).map_err(|_| v.err(e, "must be >= 1"))?;
@@ -1535,6 +1547,27 @@ K_POINTS automatic
         assert_eq!(s.scf.max_iterations, 200);
         assert_eq!(s.scf.eigensolver, "davidson");
         assert!(s.use_symmetry);
+    }
+
+    #[test]
+    fn restart_mode_and_max_seconds() {
+        let with = |extra: &str| {
+            p(&SI2.replacen("disk_io='none',", &format!("disk_io='none', {extra}"), 1))
+        };
+        let s = with("restart_mode='restart', max_seconds=3600").unwrap();
+        assert!(s.scf.restart);
+        assert_eq!(s.scf.max_seconds, Some(3600.0));
+        let s = with("restart_mode='from_scratch'").unwrap();
+        assert!(!s.scf.restart && s.scf.max_seconds.is_none());
+        let e = with("restart_mode='reset_counters'")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("restart_mode = 'reset_counters' is not supported"),
+            "{e}"
+        );
+        let e = with("max_seconds=-5").unwrap_err().to_string();
+        assert!(e.contains("max_seconds must be positive"), "{e}");
     }
 
     #[test]
