@@ -124,10 +124,6 @@ fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 }
 
 impl CheckpointArgs {
-    fn any(&self) -> bool {
-        self.checkpoint.is_some() || self.restart.is_some() || self.time_limit.is_some()
-    }
-
     /// The checkpoint of a run of `input`: written at the end with --checkpoint, and on a
     /// clean stop in any case (to <stem>.ckpt without --checkpoint).
     fn plan(&self, input: &Path) -> scf::CheckpointPlan {
@@ -143,6 +139,23 @@ impl CheckpointArgs {
 
     /// When to stop cleanly: on the signals of [`install_stop_signals`], and before the
     /// earliest of --time-limit (from `t0`) and SLURM_JOB_END_TIME;
+    /// The checkpoint to start from: --restart, else `<stem>.ckpt` when the input asks for a
+    /// restart (QE `restart_mode = 'restart'`), which must then exist.
+    fn restart_file(&self, input: &Path, input_restart: bool) -> Result<Option<PathBuf>, String> {
+        if self.restart.is_some() || !input_restart {
+            return Ok(self.restart.clone());
+        }
+        let f = sibling(input, "ckpt");
+        if !f.exists() {
+            return Err(format!(
+                "error: {}: restart_mode = 'restart' continues from the checkpoint {}, which does not exist: run with --checkpoint first, give --restart FILE, or use restart_mode = 'from_scratch'",
+                input.display(),
+                f.display()
+            ));
+        }
+        Ok(Some(f))
+    }
+
     /// `max_seconds` (QE's) applies when --time-limit is not given.
     fn stop_when(
         &self,
@@ -262,6 +275,8 @@ enum Command {
         quiet: bool,
         #[command(flatten)]
         parallel: ParallelArgs,
+        #[command(flatten)]
+        checkpoint: CheckpointArgs,
     },
     /// Validate an input and print the set-up (cell, k-points, FFT grid, plane waves, memory).
     ///
@@ -392,14 +407,8 @@ fn main() -> ExitCode {
             json,
             quiet,
             parallel,
-        } => calculation(
-            &input,
-            json,
-            quiet,
-            &parallel,
-            &CheckpointArgs::default(),
-            true,
-        ),
+            checkpoint,
+        } => calculation(&input, json, quiet, &parallel, &checkpoint, true),
         _ if serial_elsewhere => ExitCode::SUCCESS,
         Command::Check {
             input,
@@ -529,13 +538,7 @@ fn calculation(
         };
         parallel.apply(&mut spec);
         if relax || spec.relax.requested {
-            if checkpoint.any() || spec.scf.restart {
-                return out.fail(&format!(
-                    "error: {}: checkpoints, restarts and --time-limit work with SCF runs; this input asks for a relaxation (not supported yet)",
-                    input.display()
-                ));
-            }
-            run_relax(spec, input, json.clone(), &out, world, place)
+            run_relax(spec, input, json.clone(), checkpoint, &out, world, place)
         } else {
             run_scf(spec, input, json.clone(), checkpoint, &out, world, place)
         }
@@ -604,18 +607,13 @@ fn run_scf(
         Ok(w) => Some(w),
         Err(e) => return out.fail(&e),
     };
-    // QE's restart_mode = 'restart' continues from <stem>.ckpt unless --restart names a file.
-    let from_input =
-        (checkpoint.restart.is_none() && s.spec.scf.restart).then(|| sibling(input, "ckpt"));
-    if let Some(f) = from_input.as_ref().filter(|f| !f.exists()) {
-        return out.fail(&format!(
-            "error: {}: restart_mode = 'restart' continues from the checkpoint {}, which does not exist: run with --checkpoint first, give --restart FILE, or use restart_mode = 'from_scratch'",
-            input.display(),
-            f.display()
-        ));
-    }
-    let start = match checkpoint.restart.as_ref().or(from_input.as_ref()) {
+    let restart = match checkpoint.restart_file(input, s.spec.scf.restart) {
+        Ok(r) => r,
+        Err(e) => return out.fail(&e),
+    };
+    let start = match &restart {
         Some(file) => {
+            let t_read = Instant::now();
             let r = planewave_core::checkpoint::read(
                 file,
                 &s.model,
@@ -626,7 +624,7 @@ fn run_scf(
             match r {
                 Ok(r) => {
                     if out.talks() {
-                        report::restart(file, &r);
+                        report::restart(file, &r, since(t_read));
                     }
                     Some(r.start)
                 }
@@ -694,24 +692,17 @@ fn run_scf(
         println!("results written to {}", path.display());
         if plan.at_end && r.stopped.is_none() {
             println!(
-                "checkpoint written to {} (continue with: planewave run {} --restart {})",
+                "checkpoint written to {} ({}; continue with: planewave run {} --restart {})",
                 plan.path.display(),
+                report::file_size_and_time(&plan.path, r.timings.checkpoint),
                 input.display(),
                 plan.path.display()
             );
         }
     }
     if let Some(reason) = r.stopped {
-        if out.root {
-            eprintln!(
-                "stopped by {reason} after SCF iteration {} (not converged); checkpoint written to {}\n  resume with: planewave run {} --restart {}",
-                r.iterations,
-                plan.path.display(),
-                input.display(),
-                plan.path.display()
-            );
-        }
-        return ExitCode::from(3);
+        let at = format!("SCF iteration {}", r.iterations);
+        return stopped(out, reason, &at, "run", input, checkpoint);
     }
     if r.converged {
         ExitCode::SUCCESS
@@ -751,13 +742,42 @@ impl Observer for CliObserver<'_> {
 }
 
 fn run_relax(
-    spec: input::RunSpec,
+    mut spec: input::RunSpec,
     input: &Path,
     json: Option<PathBuf>,
+    checkpoint: &CheckpointArgs,
     out: &Output,
     world: Arc<dyn planewave_comm::Communicator>,
     place: launch::Placement,
 ) -> ExitCode {
+    let t_start = Instant::now();
+    let restart = match checkpoint.restart_file(input, spec.scf.restart) {
+        Ok(r) => r,
+        Err(e) => return out.fail(&e),
+    };
+    if let Some(file) = &restart {
+        // The relaxation continues from the structure the checkpoint reached.
+        let applied = planewave_core::checkpoint::read_meta(file, world.as_ref())
+            .and_then(|m| m.apply_structure(&mut spec, file).map(|()| m));
+        match applied {
+            Ok(m) if out.root => println!(
+                "relaxation continues from the structure of {} (its SCF iteration {}, E = {:.10} Ha); the optimiser's history starts afresh",
+                file.display(),
+                m.iteration,
+                m.energy_ha
+            ),
+            Ok(_) => {}
+            Err(e) => return out.fail(&format!("error: {e}")),
+        }
+    }
+    let resume = relax::Resume {
+        checkpoint: Some(checkpoint.plan(input)),
+        stop: match checkpoint.stop_when(t_start, spec.scf.max_seconds) {
+            Ok(w) => Some(w),
+            Err(e) => return out.fail(&e),
+        },
+        restart,
+    };
     let opts = spec.relax.clone();
     match setup::build_on(spec.clone(), world.clone()) {
         Ok(mut s) => {
@@ -795,7 +815,7 @@ fn run_relax(
         );
         report::ionic_header();
     }
-    let r = match relax::run_on(spec, world, &opts, &mut observer) {
+    let r = match relax::run_resumable(spec, world, &opts, &mut observer, resume) {
         Ok(r) => r,
         Err(e) => return out.fail(&format!("error: {}: {e}", input.display())),
     };
@@ -805,6 +825,15 @@ fn run_relax(
     let (poscar, _) = relax::files::poscar(&r.setup.model, &r.setup.spec.title);
     let poscar_path = sibling(input, "relaxed.vasp");
     let json_path = json.unwrap_or_else(|| sibling(input, "json"));
+    if let Some(reason) = r.stopped {
+        let doc = planewave_core::results::relax_to_json(&r);
+        let text = serde_json::to_string_pretty(&doc).expect("results serialise");
+        if let Err(e) = out.write(&json_path, &text) {
+            return out.fail(&format!("error: {e}"));
+        }
+        let at = format!("ionic step {}", r.steps.len());
+        return stopped(out, reason, &at, "relax", input, checkpoint);
+    }
     let doc = planewave_core::results::relax_to_json(&r);
     let text = serde_json::to_string_pretty(&doc).expect("results serialise");
     for (path, text) in [(&poscar_path, &poscar), (&json_path, &text)] {
@@ -834,6 +863,28 @@ fn run_relax(
         }
         ExitCode::from(1)
     }
+}
+
+/// A clean stop: where, the checkpoint and how to resume (rank 0); exit code 3.
+fn stopped(
+    out: &Output,
+    reason: planewave_core::stop::StopReason,
+    at: &str,
+    command: &str,
+    input: &Path,
+    checkpoint: &CheckpointArgs,
+) -> ExitCode {
+    if out.root {
+        let file = checkpoint.plan(input).path;
+        eprintln!(
+            "stopped by {reason} in {at} (not converged); checkpoint written to {}\n  resume with: planewave {} {} --restart {}",
+            file.display(),
+            command,
+            input.display(),
+            file.display()
+        );
+    }
+    ExitCode::from(3)
 }
 
 /// The end of a relaxation's output (rank 0).

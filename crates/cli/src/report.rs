@@ -339,11 +339,12 @@ pub fn ionic_step(i: &StepInfo) {
 }
 
 /// What a restart took from its checkpoint.
-pub fn restart(file: &Path, r: &planewave_core::checkpoint::Restart) {
+pub fn restart(file: &Path, r: &planewave_core::checkpoint::Restart, seconds: f64) {
     let m = &r.meta;
     println!(
-        "restart from {}: iteration {} of the run that wrote it ({}), E = {:.10} Ha, {} bands",
+        "restart from {} ({}): iteration {} of the run that wrote it ({}), E = {:.10} Ha, {} bands",
         file.display(),
+        file_size_and_time(file, seconds),
         m.iteration,
         if m.converged {
             "converged"
@@ -356,4 +357,10 @@ pub fn restart(file: &Path, r: &planewave_core::checkpoint::Restart) {
     for n in &r.notes {
         println!("  note: {n}");
     }
+}
+
+/// "12.3 MiB in 0.05 s" (the size as the file system reports it).
+pub fn file_size_and_time(file: &Path, seconds: f64) -> String {
+    let mib = std::fs::metadata(file).map_or(0.0, |m| m.len() as f64 / 1048576.0);
+    format!("{mib:.1} MiB in {seconds:.2} s")
 }

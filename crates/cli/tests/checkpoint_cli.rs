@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
-use common::signal_after_first_iteration;
+use common::signal_after_line;
 
 const BIN: &str = env!("CARGO_BIN_EXE_planewave");
 
@@ -24,6 +24,36 @@ fn scratch(name: &str) -> PathBuf {
 
 fn planewave(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()
+}
+
+/// A scratch folder `name` with the paths of checkpoint `file` and `json` in it, and the si2
+/// input.
+fn si2_case(name: &str, file: &str, json: &str) -> (PathBuf, PathBuf, PathBuf, String) {
+    let dir = scratch(name);
+    let (ck, j) = (dir.join(file), dir.join(json));
+    (dir, ck, j, data("si2_lda_gth"))
+}
+
+/// [`si2_case`] with the checkpoint written by a converged run, and its bytes.
+fn si2_written(name: &str, file: &str) -> (PathBuf, PathBuf, PathBuf, String, Vec<u8>) {
+    let (dir, ck, j, input) = si2_case(name, file, "a.json");
+    let out = quiet_run(&input, &j, "--checkpoint", ck.to_str().unwrap());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let bytes = std::fs::read(&ck).unwrap();
+    (dir, ck, j, input, bytes)
+}
+
+/// `planewave run input -q --json json <flag> <file>`.
+fn quiet_run(input: &str, json: &Path, flag: &str, file: &str) -> Output {
+    planewave(&[
+        "run",
+        input,
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+        flag,
+        file,
+    ])
 }
 
 fn text(b: &[u8]) -> String {
@@ -47,11 +77,8 @@ fn refused(out: &Output, expect: &[&str]) {
 
 #[test]
 fn a_run_writes_its_checkpoint_and_a_restart_continues_from_it() {
-    let dir = scratch("roundtrip");
-    let ck = dir.join("si2.ckpt");
+    let (dir, ck, j, input) = si2_case("roundtrip", "si2.ckpt", "a.json");
     let ck_s = ck.to_str().unwrap();
-    let j = dir.join("a.json");
-    let input = data("si2_lda_gth");
     let args = [
         "run",
         &input,
@@ -97,22 +124,8 @@ fn a_run_writes_its_checkpoint_and_a_restart_continues_from_it() {
 
 #[test]
 fn bad_checkpoints_are_refused_and_left_untouched() {
-    let dir = scratch("bad");
-    let ck = dir.join("good.ckpt");
+    let (dir, ck, _, input, good) = si2_written("bad", "good.ckpt");
     let ck_s = ck.to_str().unwrap();
-    let input = data("si2_lda_gth");
-    let j = dir.join("a.json");
-    let out = planewave(&[
-        "run",
-        &input,
-        "-q",
-        "--json",
-        j.to_str().unwrap(),
-        "--checkpoint",
-        ck_s,
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let good = std::fs::read(&ck).unwrap();
     let mut flipped = good.clone();
     flipped[200] ^= 1;
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
@@ -188,7 +201,7 @@ fn sigterm_during_an_scf_writes_a_checkpoint_that_restarts() {
         "--checkpoint",
         ck_s,
     ]);
-    let (code, stdout, stderr) = signal_after_first_iteration(&mut cmd, "-TERM");
+    let (code, stdout, stderr) = signal_after_line(&mut cmd, "-TERM", "scf ");
     assert_eq!(code, Some(3), "{stdout}\n{stderr}");
     assert!(stderr.contains("stopped by signal SIGTERM"), "{stderr}");
     assert!(stderr.contains(&format!("--restart {ck_s}")), "{stderr}");
@@ -196,15 +209,7 @@ fn sigterm_during_an_scf_writes_a_checkpoint_that_restarts() {
         serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     assert_eq!(doc["stopped"], "signal SIGTERM");
     assert!(!doc.as_object().unwrap().contains_key("forces_ha_per_bohr"));
-    let out = planewave(&[
-        "run",
-        &input,
-        "-q",
-        "--json",
-        j.to_str().unwrap(),
-        "--restart",
-        ck_s,
-    ]);
+    let out = quiet_run(&input, &j, "--restart", ck_s);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -281,5 +286,44 @@ fn qe_restart_mode_restart_continues_from_the_stem_checkpoint() {
         "{}",
         text(&out.stdout)
     );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_writer_killed_mid_write_leaves_the_previous_checkpoint_valid() {
+    let (dir, ck, j, input, good) = si2_written("killed", "k.ckpt");
+    let ck_s = ck.to_str().unwrap();
+    // The second run dies (SIGABRT, no clean-up) 5000 bytes into writing its checkpoint.
+    let out = Command::new(BIN)
+        .args([
+            "run",
+            &input,
+            "-q",
+            "--json",
+            j.to_str().unwrap(),
+            "--checkpoint",
+            ck_s,
+        ])
+        .env("PLANEWAVE_CHECKPOINT_ABORT_AFTER", "5000")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), None, "killed by a signal: {out:?}");
+    let partial = std::fs::read(dir.join("k.ckpt.tmp")).unwrap();
+    assert!(partial.len() > 5000 && partial.len() < good.len());
+    assert_eq!(
+        std::fs::read(&ck).unwrap(),
+        good,
+        "the previous checkpoint is intact"
+    );
+    let out = quiet_run(&input, &j, "--restart", ck_s);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = planewave(&[
+        "run",
+        &input,
+        "-q",
+        "--restart",
+        dir.join("k.ckpt.tmp").to_str().unwrap(),
+    ]);
+    refused(&out, &["k.ckpt.tmp", "truncated"]);
     let _ = std::fs::remove_dir_all(dir);
 }

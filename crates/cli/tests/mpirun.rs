@@ -327,7 +327,7 @@ fn a_signal_stops_every_rank_with_a_checkpoint() {
     .arg(&input)
     .args(["--kpoint-groups", "1", "--checkpoint", ck_s])
     .env("RAYON_NUM_THREADS", "1");
-    let (code, stdout, stderr) = common::signal_after_first_iteration(&mut cmd, "-USR1");
+    let (code, stdout, stderr) = common::signal_after_line(&mut cmd, "-USR1", "scf ");
     assert_eq!(code, Some(3), "{stdout}\n{stderr}");
     assert!(stderr.contains("stopped by signal SIGUSR1"), "{stderr}");
     let out = serial(&["run", input.to_str().unwrap(), "-q", "--restart", ck_s]);

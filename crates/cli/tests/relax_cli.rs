@@ -5,6 +5,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+mod common;
+
 /// A folder `tag` with the Si pseudopotential and a small cell-relaxation input `si.toml`.
 fn relax_case(tag: &str) -> PathBuf {
     let dir =
@@ -125,5 +127,55 @@ fn cell_relaxation_writes_poscar_trajectory_and_json() {
     let frames = xyz.lines().filter(|l| l.starts_with("Lattice=")).count();
     assert_eq!(frames, steps);
     assert!(xyz.contains("Properties=species:S:1:pos:R:3:forces:R:3"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// SIGTERM after the second ionic step stops the relaxation with exit code 3 and a checkpoint of
+/// the structure it reached; `--restart` continues from there to the same relaxed cell.
+#[test]
+fn a_stopped_relaxation_resumes_from_its_checkpoint() {
+    let dir = relax_case("resume");
+    let relax = |extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_planewave"));
+        cmd.args(["relax", "si.toml"]).args(extra).current_dir(&dir);
+        cmd
+    };
+    let json = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("si.json")).unwrap()).unwrap()
+    };
+    let out = relax(&["-q"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let reference = json();
+    let (code, stdout, stderr) = common::signal_after_line(
+        &mut relax(&["--checkpoint", "si.ckpt"]),
+        "-TERM",
+        "relax     1",
+    );
+    assert_eq!(code, Some(3), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("stopped by signal SIGTERM in ionic step "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("planewave relax si.toml --restart si.ckpt"),
+        "{stderr}"
+    );
+    assert_eq!(json()["stopped"], "signal SIGTERM");
+    let out = relax(&["-q", "--restart", "si.ckpt"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout.contains("continues from the structure of si.ckpt"),
+        "{stdout}"
+    );
+    let resumed = json();
+    assert_eq!(resumed["relaxation"]["converged"], true);
+    let v = |j: &serde_json::Value| j["structure"]["volume_bohr3"].as_f64().unwrap();
+    assert!(
+        (v(&resumed) - v(&reference)).abs() < 1e-3 * v(&reference),
+        "{} vs {} bohr^3",
+        v(&resumed),
+        v(&reference)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -98,6 +98,8 @@ pub struct Timings {
     pub potentials: f64,
     /// Mixing.
     pub mixing: f64,
+    /// Writing checkpoints.
+    pub checkpoint: f64,
     /// Whole SCF.
     pub total: f64,
 }
@@ -465,7 +467,9 @@ fn run_with<T: BandScalar>(
                     converged: false,
                     energy: e,
                 };
+                let t0 = Instant::now();
                 checkpoint::write(&plan.path, model, basis, &snap)?;
+                timings.checkpoint += t0.elapsed().as_secs_f64();
             }
         }
         last = Some((energies, eig, occ, rho_out));
@@ -492,7 +496,9 @@ fn run_with<T: BandScalar>(
             converged,
             energy: energies.total(),
         };
+        let t0 = Instant::now();
         checkpoint::write(&plan.path, model, basis, &snap)?;
+        timings.checkpoint += t0.elapsed().as_secs_f64();
     }
     timings.total = t_start.elapsed().as_secs_f64();
     let magnetization = density.magnetization(basis);

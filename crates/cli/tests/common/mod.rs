@@ -2,11 +2,12 @@
 
 use std::process::Command;
 
-/// Start `cmd`, send `signal` (a `kill` option such as `-TERM`) to it once it prints its first
-/// SCF iteration line, and wait for the end: (exit code, stdout, stderr).
-pub fn signal_after_first_iteration(
+/// Start `cmd`, send `signal` (a `kill` option such as `-TERM`) to it once it prints a line
+/// starting with `prefix`, and wait for the end: (exit code, stdout, stderr).
+pub fn signal_after_line(
     cmd: &mut Command,
     signal: &str,
+    prefix: &str,
 ) -> (Option<i32>, String, String) {
     use std::io::{BufRead, BufReader, Read};
     use std::process::Stdio;
@@ -20,7 +21,7 @@ pub fn signal_after_first_iteration(
     let mut line = String::new();
     while stdout.read_line(&mut line).unwrap() > 0 {
         seen.push_str(&line);
-        if line.starts_with("scf ") {
+        if line.starts_with(prefix) {
             let pid = child.id().to_string();
             let ok = Command::new("kill").args([signal, &pid]).status().unwrap();
             assert!(ok.success());

@@ -28,6 +28,10 @@ use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+/// Testing aid: the writing process aborts (as if killed) once it has written more than this
+/// many bytes of a checkpoint.
+pub const ABORT_AFTER_ENV: &str = "PLANEWAVE_CHECKPOINT_ABORT_AFTER";
+
 /// First 8 bytes of every checkpoint.
 pub const MAGIC: &[u8; 8] = b"PWCKPT\r\n";
 /// Last 8 bytes of every checkpoint.
@@ -83,6 +87,7 @@ pub struct FileWriter {
     pos: u64,
     sections: Vec<Section>,
     open: Option<(Section, crc32fast::Hasher)>,
+    abort_after: Option<u64>,
 }
 
 impl FileWriter {
@@ -98,6 +103,9 @@ impl FileWriter {
             pos: 0,
             sections: Vec::new(),
             open: None,
+            abort_after: std::env::var(ABORT_AFTER_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse().ok()),
         };
         w.raw(MAGIC)?;
         w.raw(&FORMAT_VERSION.to_le_bytes())?;
@@ -110,6 +118,10 @@ impl FileWriter {
         out.write_all(bytes)
             .map_err(|e| format!("cannot write checkpoint {}: {e}", self.tmp.display()))?;
         self.pos += bytes.len() as u64;
+        if self.abort_after.is_some_and(|n| self.pos > n) {
+            let _ = out.flush();
+            std::process::abort();
+        }
         Ok(())
     }
 

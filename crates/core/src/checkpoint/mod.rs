@@ -14,7 +14,7 @@
 //! Contract:
 //! - [`write()`] and [`read()`] are collective on the world communicator (every rank calls them
 //!   at the same point). World rank 0 does all file I/O; bands travel in blocks of at most
-//!   [`BLOCK_BYTES`], so no rank ever holds more than one block of another rank's bands.
+//!   [`block_bytes`] (16 MiB), so no rank ever holds more than one block of another rank's bands.
 //! - The file does not depend on the layout that wrote it (plane waves sorted by Miller index),
 //!   and [`read()`] maps it onto any layout, cutoff or cell by Miller index (plane waves missing
 //!   from the file start at zero, those not in the current sphere are dropped), through an
@@ -27,15 +27,30 @@ pub mod format;
 mod read;
 mod write;
 
-pub use read::{read, Restart};
+pub use read::{read, read_meta, Restart};
 pub use write::{write, Snapshot};
 
 use crate::model::Model;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// Largest block of bands moved to or from the writer at once (bytes of coefficients).
+/// Largest block of bands moved to or from the writer at once (bytes of coefficients), unless
+/// [`BLOCK_ENV`] says otherwise.
 pub const BLOCK_BYTES: usize = 16 << 20;
+/// Environment variable: the block size in MiB (for measurements; the same on every rank).
+pub const BLOCK_ENV: &str = "PLANEWAVE_CHECKPOINT_BLOCK_MIB";
+
+/// The block size in bytes: [`BLOCK_ENV`] when set to a positive number, else [`BLOCK_BYTES`].
+pub fn block_bytes() -> usize {
+    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        std::env::var(BLOCK_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|&m| m > 0.0)
+            .map_or(BLOCK_BYTES, |m| ((m * 1048576.0) as usize).max(16))
+    })
+}
 
 /// A k-point of the file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -89,6 +104,38 @@ pub struct Meta {
     pub eigenvalues_ha: Vec<Vec<Vec<f64>>>,
     /// `occupations[s][k][band]`.
     pub occupations: Vec<Vec<Vec<f64>>>,
+}
+
+impl Meta {
+    /// Put the checkpoint's cell and atomic positions into `spec` (a relaxation continues from
+    /// the structure it reached); refused when the atoms differ. `path` names the file in errors.
+    pub fn apply_structure(
+        &self,
+        spec: &mut crate::input::RunSpec,
+        path: &std::path::Path,
+    ) -> Result<(), String> {
+        let mine: Vec<&str> = spec.atoms.iter().map(|a| a.species.as_str()).collect();
+        let theirs: Vec<&str> = self
+            .atoms
+            .iter()
+            .map(|(s, _)| self.species[*s].as_str())
+            .collect();
+        if mine != theirs {
+            return Err(format!(
+                "checkpoint {} holds another structure: {} atoms ({}) against this input's {} ({})",
+                path.display(),
+                theirs.len(),
+                theirs.join(" "),
+                mine.len(),
+                mine.join(" ")
+            ));
+        }
+        spec.lattice = self.lattice_bohr;
+        for (a, (_, frac)) in spec.atoms.iter_mut().zip(&self.atoms) {
+            a.frac = *frac;
+        }
+        Ok(())
+    }
 }
 
 /// SHA-256 (hex) of what must not change across a restart: functional, smearing, spin mode,
@@ -151,5 +198,5 @@ fn bands_section(s: usize, k: usize) -> String {
 
 /// Bands per block for plane waves of `npw` coefficients.
 fn block_bands(npw: usize) -> usize {
-    (BLOCK_BYTES / (16 * npw.max(1))).max(1)
+    (block_bytes() / (16 * npw.max(1))).max(1)
 }

@@ -2,14 +2,14 @@
 //!
 //! World rank 0 opens and verifies the file (every checksum) before anything is used, then
 //! broadcasts the metadata; every rank checks it against its input. Arrays then travel from
-//! rank 0 in pieces of at most [`BLOCK_BYTES`]: first the Miller indices of the density sphere
+//! rank 0 in pieces of at most [`block_bytes()`]: first the Miller indices of the density sphere
 //! and of each k-point, from which every rank builds, once, the list of (file entry, local
 //! entry) pairs it needs; then the coefficients, which each rank copies through that list.
 
 use super::format::{c64_from, millers_from, FileReader};
 use super::{
-    bands_section, block_bands, density_section, input_digest, kpoint_section, structure, Meta,
-    BLOCK_BYTES,
+    bands_section, block_bands, block_bytes, density_section, input_digest, kpoint_section,
+    structure, Meta,
 };
 use crate::bands::BandScalar;
 use crate::basis::{Basis, Kpoint};
@@ -44,13 +44,7 @@ pub fn read(
     seed: u64,
 ) -> Result<Restart, String> {
     let world = basis.parallel.world().clone();
-    let opened = if world.rank() == 0 {
-        FileReader::<Meta>::open(path).map(Some)
-    } else {
-        Ok(None)
-    };
-    let mut reader = agree_on(world.as_ref(), opened).map_err(|e| e.error)?;
-    let meta = share_meta(world.as_ref(), reader.as_ref().map(|r| &r.meta));
+    let (mut reader, meta) = open_shared(path, world.as_ref())?;
     let notes = check(path, &meta, model, basis)?;
     let mut io = Io {
         reader: reader.as_mut(),
@@ -96,6 +90,27 @@ pub fn read(
         meta,
         notes,
     })
+}
+
+/// The metadata of the checkpoint `path` on every rank (the file verified whole by rank 0).
+/// Collective on `world`.
+pub fn read_meta(path: &Path, world: &dyn Communicator) -> Result<Meta, String> {
+    open_shared(path, world).map(|(_, meta)| meta)
+}
+
+/// Rank 0 opens and verifies `path`; every rank gets its metadata (or the same error).
+fn open_shared(
+    path: &Path,
+    world: &dyn Communicator,
+) -> Result<(Option<FileReader<Meta>>, Meta), String> {
+    let opened = if world.rank() == 0 {
+        FileReader::<Meta>::open(path).map(Some)
+    } else {
+        Ok(None)
+    };
+    let reader = agree_on(world, opened).map_err(|e| e.error)?;
+    let meta = share_meta(world, reader.as_ref().map(|r| &r.meta));
+    Ok((reader, meta))
 }
 
 /// Rank 0's metadata on every rank.
@@ -207,7 +222,7 @@ impl Io<'_> {
             name,
             ("i32x3", 12),
             0..count,
-            BLOCK_BYTES / 12,
+            block_bytes() / 12,
             |first, bytes| {
                 for (f, m) in millers_from(bytes).into_iter().enumerate() {
                     if let Some(&i) = local.get(&m) {
@@ -253,7 +268,7 @@ fn read_density(io: &mut Io<'_>, meta: &Meta, basis: &Basis) -> Vec<Vec<Complex6
         .map(|s| {
             let mut g = vec![Complex64::default(); basis.rho_millers.len()];
             let mut next = 0;
-            let piece = BLOCK_BYTES / 16;
+            let piece = block_bytes() / 16;
             io.stream(
                 &density_section(s),
                 ("c64", 16),

@@ -2,7 +2,7 @@
 //!
 //! The density is gathered over each G-vector group (every group holds the same one) and written
 //! sorted by Miller index. For every (spin, k) block the owners' Miller indices are gathered
-//! once, then its bands travel to rank 0 in blocks of at most [`BLOCK_BYTES`] (each owning rank
+//! once, then its bands travel to rank 0 in blocks of at most [`super::block_bytes`] (each owning rank
 //! sends the bands of the block it holds, over its local plane waves), where they are placed in
 //! sorted plane-wave order and streamed to the file. A failed write on rank 0 is carried to the
 //! end of the protocol, so that every rank returns the same error.
@@ -10,7 +10,7 @@
 use super::format::{c64_bytes, millers_bytes, FileWriter};
 use super::{
     bands_section, block_bands, density_section, input_digest, kpoint_section, structure,
-    KpointMeta, Meta, BLOCK_BYTES,
+    KpointMeta, Meta,
 };
 use crate::bands::BandScalar;
 use crate::basis::{Basis, Kpoint};
@@ -227,7 +227,6 @@ fn write_block<T: BandScalar>(
     sink.begin(&bands_section(s, k), "c64", nb * npw);
     let my_bands = par.local_bands(nb);
     let per_block = block_bands(npw);
-    debug_assert!(per_block * 16 * npw <= BLOCK_BYTES.max(16 * npw));
     for b0 in (0..nb).step_by(per_block) {
         let b1 = (b0 + per_block).min(nb);
         let cols: Vec<usize> = if owner {

@@ -14,14 +14,17 @@ mod bfgs;
 pub mod files;
 mod fire;
 
+use crate::checkpoint;
 use crate::forces::{self, Forces};
 use crate::input::{RelaxAlgorithm, RelaxSpec, RunSpec};
 use crate::restart::ScfStart;
-use crate::scf::{self, IterationInfo, ScfResult};
+use crate::scf::{self, CheckpointPlan, IterationInfo, ScfResult};
 use crate::setup::{self, Setup};
+use crate::stop::{StopReason, StopWhen};
 use crate::stress::{self, Stress};
 use crate::symmetry::symmetrize_forces;
 use planewave_comm::{CommClass, CommExt, Communicator, Solo};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -77,6 +80,21 @@ pub struct RelaxResult {
     pub stress: Option<Stress>,
     /// Extended-XYZ frames, one per step.
     pub trajectory: Vec<String>,
+    /// Why the relaxation stopped before converging, when a signal or the time limit stopped
+    /// it (inside the SCF of the last step; its forces are those of that unfinished SCF).
+    pub stopped: Option<StopReason>,
+}
+
+/// Checkpoints and clean stops of a relaxation.
+#[derive(Default)]
+pub struct Resume {
+    /// The checkpoint written at the end of every ionic step's SCF (and on a stop).
+    pub checkpoint: Option<CheckpointPlan>,
+    /// When to stop cleanly (see [`crate::stop`]).
+    pub stop: Option<StopWhen>,
+    /// A checkpoint to start the first SCF from (its structure should already be the input's:
+    /// see [`crate::checkpoint::Meta::apply_structure`]).
+    pub restart: Option<PathBuf>,
 }
 
 /// Callbacks of a relaxation: SCF iterations, finished ionic steps.
@@ -293,13 +311,27 @@ pub fn run(
     run_on(spec, Arc::new(Solo), opts, observer)
 }
 
-/// Relax on the ranks of `world` (collective; every rank calls it with the same input and
-/// takes the same steps, since forces and stress are the same on every rank).
+/// Relax on the ranks of `world`, without checkpoints (see [`run_resumable`]).
 pub fn run_on(
     spec: RunSpec,
     world: Arc<dyn Communicator>,
     opts: &RelaxSpec,
     observer: &mut dyn Observer,
+) -> Result<RelaxResult, String> {
+    run_resumable(spec, world, opts, observer, Resume::default())
+}
+
+/// Relax on the ranks of `world` (collective; every rank calls it with the same input and
+/// takes the same steps, since forces and stress are the same on every rank), writing the
+/// checkpoint of `resume` after every ionic step and stopping cleanly when it says so. A
+/// restart continues from the checkpoint's density and bands (BFGS/FIRE history and step
+/// count start afresh).
+pub fn run_resumable(
+    spec: RunSpec,
+    world: Arc<dyn Communicator>,
+    opts: &RelaxSpec,
+    observer: &mut dyn Observer,
+    resume: Resume,
 ) -> Result<RelaxResult, String> {
     let setup0 = setup::build_on(spec.clone(), world.clone()).map_err(|e| e.to_string())?;
     let setup = &setup0;
@@ -346,12 +378,45 @@ pub fn run_on(
                     .map_err(|e| format!("ionic step {step}: {e}"))?
             }
         };
-        let start = previous.as_ref().map(|(s, r)| {
-            ScfStart::from_previous(&s.model, &s.basis, r, &setup.model, &setup.basis)
-        });
+        let mut setup = setup;
+        setup.params.checkpoint = resume.checkpoint.clone();
+        setup.params.stop = resume.stop.clone();
+        let start = match (&previous, &resume.restart) {
+            (Some((s, r)), _) => Some(ScfStart::from_previous(
+                &s.model,
+                &s.basis,
+                r,
+                &setup.model,
+                &setup.basis,
+            )),
+            (None, Some(path)) => Some(
+                checkpoint::read(
+                    path,
+                    &setup.model,
+                    &setup.basis,
+                    setup.params.nbands,
+                    setup.params.seed,
+                )?
+                .start,
+            ),
+            (None, None) => None,
+        };
         let result = scf::run_from(&setup.model, &setup.basis, &setup.params, start, |it| {
             observer.scf_iteration(step, it)
         })?;
+        if let Some(reason) = result.stopped {
+            let f = forces::compute(&setup.model, &setup.basis, &result);
+            return Ok(RelaxResult {
+                converged: false,
+                steps,
+                setup,
+                scf: result,
+                forces: f,
+                stress: None,
+                trajectory,
+                stopped: Some(reason),
+            });
+        }
         if !result.converged {
             return Err(format!(
                 "ionic step {step}: the SCF did not converge in {} iterations; raise scf.max_iterations or lower scf.mixing.beta",
@@ -434,6 +499,7 @@ pub fn run_on(
                 forces: f,
                 stress: st,
                 trajectory,
+                stopped: None,
             });
         }
         // Damping: a step that raised the enthalpy is halved from the best point.
