@@ -14,7 +14,7 @@
 //! Contract:
 //! - [`write()`] and [`read()`] are collective on the world communicator (every rank calls them
 //!   at the same point). World rank 0 does all file I/O; bands travel in blocks of at most
-//!   [`block_bytes`] (16 MiB), so no rank ever holds more than one block of another rank's bands.
+//!   [`block_bytes`] (1 MiB), so no rank ever holds more than one block of another rank's bands.
 //! - The file does not depend on the layout that wrote it (plane waves sorted by Miller index),
 //!   and [`read()`] maps it onto any layout, cutoff or cell by Miller index (plane waves missing
 //!   from the file start at zero, those not in the current sphere are dropped), through an
@@ -35,8 +35,10 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// Largest block of bands moved to or from the writer at once (bytes of coefficients), unless
-/// [`BLOCK_ENV`] says otherwise.
-pub const BLOCK_BYTES: usize = 16 << 20;
+/// [`BLOCK_ENV`] says otherwise. Measured on si64 Γ (28.6 MiB file, 1 and 2 ranks): writes took
+/// 0.08-0.11 s with 1 MiB blocks against 0.11-0.17 s with 16 MiB, and 64 MiB blocks raised rank
+/// 0's peak memory by 19 MB at 2 ranks.
+pub const BLOCK_BYTES: usize = 1 << 20;
 /// Environment variable: the block size in MiB (for measurements; the same on every rank).
 pub const BLOCK_ENV: &str = "PLANEWAVE_CHECKPOINT_BLOCK_MIB";
 
