@@ -1,7 +1,8 @@
 //! Checkpoints are layout-independent: a state written on one layout restarts on any other
 //! (1 to 4 in-process ranks, k-point, band and G-vector splits, and back), on the other
-//! wavefunction representation (Γ real <-> complex), and reaches the converged energy to 1e-9 Ha
-//! in fewer iterations than from scratch; files of another input are refused.
+//! wavefunction representation (Γ real <-> complex), at another cutoff and in a strained cell,
+//! and reaches the converged energy to 1e-9 Ha in fewer iterations than from scratch; files of
+//! another input are refused.
 
 mod common;
 
@@ -162,6 +163,46 @@ fn gamma_real_and_complex_bands_restart_each_other() {
         assert!(conv);
         assert!((e - e_w).abs() < 1e-8, "{e} vs {e_w}");
         assert!(it <= 2, "{it} iterations from a converged state");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_checkpoint_maps_onto_another_cutoff_and_a_strained_cell() {
+    let case = "si8_lda_gth_displaced";
+    let dir = scratch("cutoff");
+    let file = dir.join("si8.ckpt");
+    let w = Some((file.as_path(), None, 100));
+    run(case, None, Arc::new(Solo), (None, None), None, w).unwrap();
+    // The same input at a higher cutoff, and in a cell strained by 1 %, from scratch and from
+    // the checkpoint (mapped by Miller index; the density scaled by the volume ratio).
+    for (ecut_scale, strain) in [(1.2, 1.0), (1.0, 1.01)] {
+        let variant = |restart: Option<&Path>| {
+            let mut spec = input::load(&common::case_input(case)).unwrap();
+            spec.ecut *= ecut_scale;
+            for row in spec.lattice.iter_mut() {
+                row.iter_mut().for_each(|x| *x *= strain);
+            }
+            let s = setup::build_on(spec, Arc::new(Solo)).unwrap();
+            let start = restart.map(|p| {
+                checkpoint::read(p, &s.model, &s.basis, s.params.nbands, s.params.seed)
+                    .unwrap()
+                    .start
+            });
+            let r = scf::run_from(&s.model, &s.basis, &s.params, start, |_| {}).unwrap();
+            assert!(r.converged);
+            (r.energies.total(), r.iterations)
+        };
+        let (e0, it0) = variant(None);
+        let (e1, it1) = variant(Some(&file));
+        println!(
+            "ecut x{ecut_scale}, strain {strain}: {e0:.12} in {it0}, restarted {e1:.12} in {it1}"
+        );
+        assert!((e0 - e1).abs() < 1e-9, "{e0} vs {e1}");
+        assert!(
+            it1 < it0,
+            "{it1} iterations after the restart, {it0} from scratch"
+        );
     }
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -137,8 +137,6 @@ impl CheckpointArgs {
         }
     }
 
-    /// When to stop cleanly: on the signals of [`install_stop_signals`], and before the
-    /// earliest of --time-limit (from `t0`) and SLURM_JOB_END_TIME;
     /// The checkpoint to start from: --restart, else `<stem>.ckpt` when the input asks for a
     /// restart (QE `restart_mode = 'restart'`), which must then exist.
     fn restart_file(&self, input: &Path, input_restart: bool) -> Result<Option<PathBuf>, String> {
@@ -156,7 +154,8 @@ impl CheckpointArgs {
         Ok(Some(f))
     }
 
-    /// `max_seconds` (QE's) applies when --time-limit is not given.
+    /// When to stop cleanly: on the signals of [`install_stop_signals`], and before the
+    /// earliest of --time-limit (from `t0`; else QE's `max_seconds`) and SLURM_JOB_END_TIME.
     fn stop_when(
         &self,
         t0: Instant,

@@ -246,9 +246,9 @@ fn panic_on_one_rank_only_ends_every_rank() {
     assert!(!written, "no results written after a panic");
 }
 
-/// A checkpoint written in one process restarts on 2 MPI ranks (one G-vector group), the one
-/// written there restarts in one process, both to the same energy in at most 2 iterations; a
-/// corrupt one ends every rank with one message and stays as it was.
+/// A checkpoint written in one process restarts on 2, 3 and 4 MPI ranks (G-vector, band x G and
+/// k x G splits), the one written on 2 restarts in one process, all to the same energy in at
+/// most 2 iterations; a corrupt one ends every rank with one message and stays as it was.
 #[test]
 fn checkpoints_cross_between_serial_and_mpirun() {
     let dir = scratch("checkpoint");
@@ -262,13 +262,24 @@ fn checkpoints_cross_between_serial_and_mpirun() {
     let s = serial(&["run", input, "-q", "--json", &j0, "--checkpoint", &ck1]);
     assert!(s.status.success(), "serial run: {s:?}");
     let (e_ref, it_ref) = (energy(&j0), iterations(&j0));
-    for (np, from, to) in [(2, &ck1, &ck2), (1, &ck2, &ck3)] {
+    // Serial -> 2 ranks (G 2) -> serial, and serial -> 3 ranks (G 3), 4 ranks (band 2 x G 2)
+    // and 4 ranks (k 2 x G 2).
+    for (np, from, to, kgroups, bgroups) in [
+        (2, &ck1, &ck2, "1", "1"),
+        (1, &ck2, &ck3, "1", "1"),
+        (3, &ck1, &ck3, "1", "1"),
+        (4, &ck1, &ck3, "1", "2"),
+        (4, &ck1, &ck3, "2", "1"),
+    ] {
         let j = path(&format!("r{np}.json"));
         let args = [
             "run",
             input,
             "-q",
-            "--kpoint-groups=1",
+            "--kpoint-groups",
+            kgroups,
+            "--band-groups",
+            bgroups,
             "--json",
             &j,
             "--restart",
