@@ -247,8 +247,9 @@ fn panic_on_one_rank_only_ends_every_rank() {
 }
 
 /// A checkpoint written in one process restarts on 2, 3 and 4 MPI ranks (G-vector, band x G and
-/// k x G splits), the one written on 2 restarts in one process, all to the same energy in at
-/// most 2 iterations; a corrupt one ends every rank with one message and stays as it was.
+/// k x G splits, both transports), the one written on 2 restarts in one process, all to the
+/// same energy in at most 2 iterations; a corrupt one ends every rank with one message and
+/// stays as it was.
 #[test]
 fn checkpoints_cross_between_serial_and_mpirun() {
     let dir = scratch("checkpoint");
@@ -264,12 +265,14 @@ fn checkpoints_cross_between_serial_and_mpirun() {
     let (e_ref, it_ref) = (energy(&j0), iterations(&j0));
     // Serial -> 2 ranks (G 2) -> serial, and serial -> 3 ranks (G 3), 4 ranks (band 2 x G 2)
     // and 4 ranks (k 2 x G 2).
-    for (np, from, to, kgroups, bgroups) in [
-        (2, &ck1, &ck2, "1", "1"),
-        (1, &ck2, &ck3, "1", "1"),
-        (3, &ck1, &ck3, "1", "1"),
-        (4, &ck1, &ck3, "1", "2"),
-        (4, &ck1, &ck3, "2", "1"),
+    // The last with the other transport (every rank in every block's gather and broadcast).
+    for (np, from, to, kgroups, bgroups, transport) in [
+        (2, &ck1, &ck2, "1", "1", "group"),
+        (1, &ck2, &ck3, "1", "1", "group"),
+        (3, &ck1, &ck3, "1", "1", "group"),
+        (4, &ck1, &ck3, "1", "2", "group"),
+        (4, &ck1, &ck3, "2", "1", "group"),
+        (4, &ck3, &ck2, "2", "1", "world"),
     ] {
         let j = path(&format!("r{np}.json"));
         let args = [
@@ -290,7 +293,7 @@ fn checkpoints_cross_between_serial_and_mpirun() {
         let out = if np == 1 {
             serial(&args)
         } else {
-            mpirun(np, &args, &[])
+            mpirun(np, &args, &[("PLANEWAVE_CHECKPOINT_TRANSPORT", transport)])
         };
         assert!(out.status.success(), "restart on {np}: {out:?}");
         assert!(

@@ -25,6 +25,7 @@
 
 pub mod format;
 mod read;
+pub mod transport;
 mod write;
 
 pub use read::{read, read_meta, Restart};

@@ -7,6 +7,7 @@
 //! entry) pairs it needs; then the coefficients, which each rank copies through that list.
 
 use super::format::{c64_from, millers_from, FileReader};
+use super::transport::{group_leaders, Route, Transport};
 use super::{
     bands_section, block_bands, block_bytes, density_section, input_digest, kpoint_section,
     structure, Meta,
@@ -46,6 +47,7 @@ pub fn read(
     let world = basis.parallel.world().clone();
     let (mut reader, meta) = open_shared(path, world.as_ref())?;
     let notes = check(path, &meta, model, basis)?;
+    let kind = Transport::from_env()?;
     let mut io = Io {
         reader: reader.as_mut(),
         world: world.as_ref(),
@@ -63,13 +65,11 @@ pub fn read(
         notes.push("the k-points differ from the checkpoint's: bands start afresh".into());
         None
     } else if basis.kpoints.iter().any(Kpoint::is_gamma_real) {
-        Some(Wavefunctions::Real(read_bands(
-            &mut io, &meta, basis, nbands, seed,
-        )))
+        let psi = read_bands(&mut io, &meta, basis, (nbands, seed), kind);
+        Some(Wavefunctions::Real(psi))
     } else {
-        Some(Wavefunctions::Complex(read_bands(
-            &mut io, &meta, basis, nbands, seed,
-        )))
+        let psi = read_bands(&mut io, &meta, basis, (nbands, seed), kind);
+        Some(Wavefunctions::Complex(psi))
     };
     let status = match io.error.take() {
         Some(e) => Err(e),
@@ -181,10 +181,11 @@ struct Io<'a> {
 }
 
 impl Io<'_> {
-    /// Elements `range` of section `name` (of `kind`, `size` bytes each) on every rank, in
-    /// pieces of `piece` elements: `f(first element, bytes)`.
+    /// Elements `range` of section `name` (of `kind`, `size` bytes each) on the ranks `route`
+    /// delivers to, in pieces of `piece` elements: `f(first element, bytes)` there.
     fn stream(
         &mut self,
+        route: &Route<'_>,
         name: &str,
         (kind, size): (&str, usize),
         range: Range<usize>,
@@ -194,15 +195,16 @@ impl Io<'_> {
         let mut first = range.start;
         while first < range.end {
             let n = piece.min(range.end - first);
-            let mut bytes = match (&mut self.reader, &self.error) {
+            let bytes = match (&mut self.reader, &self.error) {
                 (Some(r), None) => r.read(name, kind, first, n).unwrap_or_else(|e| {
                     self.error = Some(e);
                     vec![0; n * size]
                 }),
-                _ => vec![0; n * size],
+                _ => Vec::new(),
             };
-            self.world.broadcast(&mut bytes, 0, CommClass::Other);
-            f(first, &bytes);
+            if let Some(bytes) = route.deliver(bytes, n * size) {
+                f(first, &bytes);
+            }
             first += n;
         }
     }
@@ -212,6 +214,7 @@ impl Io<'_> {
     /// `mirror_origin`), to be added conjugated (c(-G) = c(G)* of a real function).
     fn index_map(
         &mut self,
+        route: &Route<'_>,
         name: &str,
         count: usize,
         local: &HashMap<[i32; 3], usize>,
@@ -219,6 +222,7 @@ impl Io<'_> {
     ) -> IndexMap {
         let (mut direct, mut conj) = (Vec::new(), Vec::new());
         self.stream(
+            route,
             name,
             ("i32x3", 12),
             0..count,
@@ -255,8 +259,15 @@ fn local_index(millers: &[[i32; 3]]) -> HashMap<[i32; 3], usize> {
 /// electron count when the cell changed.
 fn read_density(io: &mut Io<'_>, meta: &Meta, basis: &Basis) -> Vec<Vec<Complex64>> {
     let local = local_index(&basis.rho_millers);
+    let everyone = Route::everyone(io.world);
     let direct = io
-        .index_map("density/millers", meta.density_g, &local, (false, false))
+        .index_map(
+            &everyone,
+            "density/millers",
+            meta.density_g,
+            &local,
+            (false, false),
+        )
         .direct;
     let det = |a: &[[f64; 3]; 3]| {
         a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1])
@@ -270,6 +281,7 @@ fn read_density(io: &mut Io<'_>, meta: &Meta, basis: &Basis) -> Vec<Vec<Complex6
             let mut next = 0;
             let piece = block_bytes() / 16;
             io.stream(
+                &everyone,
                 &density_section(s),
                 ("c64", 16),
                 0..meta.density_g,
@@ -289,78 +301,106 @@ fn read_density(io: &mut Io<'_>, meta: &Meta, basis: &Basis) -> Vec<Vec<Complex6
 }
 
 /// The bands of every (spin, k) block this rank owns, on its rows and bands: the file's
-/// where it has them, the random start elsewhere.
+/// where it has them, the random start elsewhere. Each block travels by its [`Route`].
 fn read_bands<T: BandScalar>(
     io: &mut Io<'_>,
     meta: &Meta,
     basis: &Basis,
-    nbands: usize,
-    seed: u64,
+    (nbands, seed): (usize, u64),
+    kind: Transport,
 ) -> Vec<Vec<Mat<T>>> {
     let par = &*basis.parallel;
-    let my_bands = par.local_bands(nbands);
-    let stored = meta.nbands.min(nbands);
+    let leaders = group_leaders(par);
     let mut psi: Vec<Vec<Mat<T>>> = (0..meta.nspin)
         .map(|_| (0..basis.kpoints.len()).map(|_| Mat::zeros(0, 0)).collect())
         .collect();
     for (k, kpt) in basis.kpoints.iter().enumerate() {
-        let npw = meta.kpoints[k].npw;
-        let owned: Vec<usize> = (0..meta.nspin).filter(|&s| par.owns(s, k)).collect();
-        let local = if owned.is_empty() {
-            HashMap::new()
-        } else {
-            local_index(&kpt.millers)
-        };
-        // A Γ-real file gives a complex run each -G by conjugation; a complex file gives a
-        // Γ-real run the real part of each band, (c(G) + c(-G)*) / 2 (a complex band at Γ
-        // carries an arbitrary phase, so its half sphere alone is not a real function's).
-        let mirror = meta.gamma_real != kpt.is_gamma_real();
-        let real_part = kpt.is_gamma_real() && !meta.gamma_real;
-        let weight = if real_part { 0.5 } else { 1.0 };
-        let IndexMap { direct, conj } =
-            io.index_map(&kpoint_section(k), npw, &local, (mirror, real_part));
         for (s, psi_s) in psi.iter_mut().enumerate() {
-            let mine = par.owns(s, k);
-            let mut x = if mine {
-                let stream = crate::rng::stream(seed, &[s as u64, k as u64]);
-                T::random(kpt, &my_bands, stream.state())
-            } else {
-                Mat::zeros(0, 0)
-            };
-            let per_block = block_bands(npw);
-            let name = bands_section(s, k);
-            io.stream(
-                &name,
-                ("c64", 16),
-                0..stored * npw,
-                per_block * npw,
-                |first, bytes| {
-                    if !mine {
-                        return;
-                    }
-                    let z = c64_from(bytes);
-                    let b = first / npw..(first + z.len()) / npw;
-                    let cols: Vec<usize> = (0..my_bands.len())
-                        .filter(|&c| b.contains(&my_bands[c]))
-                        .collect();
-                    let mut p = Mat::<Complex64>::zeros(kpt.npw(), cols.len());
-                    for (t, &c) in cols.iter().enumerate() {
-                        let band = &z[(my_bands[c] - b.start) * npw..][..npw];
-                        for &(f, i) in &direct {
-                            p[(i, t)] += weight * band[f];
-                        }
-                        for &(f, i) in &conj {
-                            p[(i, t)] += weight * band[f].conj();
-                        }
-                    }
-                    let converted = T::from_plane_waves(kpt, &p);
-                    for (t, &c) in cols.iter().enumerate() {
-                        x.as_mut().col_mut(c).copy_from(converted.as_ref().col(t));
-                    }
-                },
-            );
-            psi_s[k] = x;
+            let route = Route::of_block(par, (s, k), &leaders, kind);
+            if route.involved() {
+                let x = read_block(
+                    io,
+                    &route,
+                    meta,
+                    kpt,
+                    (s, k),
+                    par.owns(s, k),
+                    basis,
+                    (nbands, seed),
+                );
+                psi_s[k] = x;
+            }
         }
     }
     psi
+}
+
+/// Block (s, k) through `route`: this rank's bands if it owns the block (`mine`), else empty.
+#[allow(clippy::too_many_arguments)]
+fn read_block<T: BandScalar>(
+    io: &mut Io<'_>,
+    route: &Route<'_>,
+    meta: &Meta,
+    kpt: &Kpoint,
+    (s, k): (usize, usize),
+    mine: bool,
+    basis: &Basis,
+    (nbands, seed): (usize, u64),
+) -> Mat<T> {
+    let my_bands = basis.parallel.local_bands(nbands);
+    let npw = meta.kpoints[k].npw;
+    let local = if mine {
+        local_index(&kpt.millers)
+    } else {
+        HashMap::new()
+    };
+    // A Γ-real file gives a complex run each -G by conjugation; a complex file gives a Γ-real
+    // run the real part of each band, (c(G) + c(-G)*) / 2 (a complex band at Γ carries an
+    // arbitrary phase, so its half sphere alone is not a real function's).
+    let mirror = meta.gamma_real != kpt.is_gamma_real();
+    let real_part = kpt.is_gamma_real() && !meta.gamma_real;
+    let weight = if real_part { 0.5 } else { 1.0 };
+    let IndexMap { direct, conj } =
+        io.index_map(route, &kpoint_section(k), npw, &local, (mirror, real_part));
+    let mut x = if mine {
+        let stream = crate::rng::stream(seed, &[s as u64, k as u64]);
+        T::random(kpt, &my_bands, stream.state())
+    } else {
+        Mat::zeros(0, 0)
+    };
+    let stored = meta.nbands.min(nbands);
+    let per_block = block_bands(npw);
+    let name = bands_section(s, k);
+    io.stream(
+        route,
+        &name,
+        ("c64", 16),
+        0..stored * npw,
+        per_block * npw,
+        |first, bytes| {
+            if !mine {
+                return;
+            }
+            let z = c64_from(bytes);
+            let b = first / npw..(first + z.len()) / npw;
+            let cols: Vec<usize> = (0..my_bands.len())
+                .filter(|&c| b.contains(&my_bands[c]))
+                .collect();
+            let mut p = Mat::<Complex64>::zeros(kpt.npw(), cols.len());
+            for (t, &c) in cols.iter().enumerate() {
+                let band = &z[(my_bands[c] - b.start) * npw..][..npw];
+                for &(f, i) in &direct {
+                    p[(i, t)] += weight * band[f];
+                }
+                for &(f, i) in &conj {
+                    p[(i, t)] += weight * band[f].conj();
+                }
+            }
+            let converted = T::from_plane_waves(kpt, &p);
+            for (t, &c) in cols.iter().enumerate() {
+                x.as_mut().col_mut(c).copy_from(converted.as_ref().col(t));
+            }
+        },
+    );
+    x
 }

@@ -8,6 +8,7 @@
 //! end of the protocol, so that every rank returns the same error.
 
 use super::format::{c64_bytes, millers_bytes, FileWriter};
+use super::transport::{group_leaders, Route, Transport};
 use super::{
     bands_section, block_bands, density_section, input_digest, kpoint_section, structure,
     KpointMeta, Meta,
@@ -18,7 +19,6 @@ use crate::model::Model;
 use crate::occupation::Occupations;
 use crate::parallel::agree_on;
 use num_complex::Complex64;
-use planewave_comm::{CommClass, CommExt, Communicator};
 use planewave_linalg::Mat;
 use std::path::Path;
 
@@ -86,19 +86,23 @@ pub fn write<T: BandScalar>(
     } else {
         Ok(None)
     };
-    let w = agree_on(world.as_ref(), opened).map_err(|e| e.error)?;
+    let opened = opened.and_then(|w| Transport::from_env().map(|t| (w, t)));
+    let (w, kind) = agree_on(world.as_ref(), opened).map_err(|e| e.error)?;
     let mut sink = Sink { w, error: None };
     write_density(&mut sink, basis, snap.density_g);
+    let leaders = group_leaders(&basis.parallel);
     let mut kpoints = Vec::new();
     for (k, kpt) in basis.kpoints.iter().enumerate() {
-        let mut npw = 0;
         for s in 0..snap.density_g.len() {
-            npw = write_block(&mut sink, world.as_ref(), basis, kpt, (s, k), snap);
+            let route = Route::of_block(&basis.parallel, (s, k), &leaders, kind);
+            if route.involved() {
+                write_block(&mut sink, &route, basis, kpt, (s, k), snap);
+            }
         }
         kpoints.push(KpointMeta {
             frac: kpt.frac,
             weight: kpt.weight,
-            npw,
+            npw: kpt.npw_global(),
         });
     }
     let finished = match (sink.w.take(), sink.error.take()) {
@@ -170,8 +174,8 @@ struct RowMap {
 }
 
 /// Gather the Miller indices of block (s, k) from its owners (each band group sends the same
-/// rows; duplicates merge). Returns the number of plane waves, and the map on rank 0.
-fn gather_rows(world: &dyn Communicator, kpt: &Kpoint, owner: bool) -> (usize, Option<RowMap>) {
+/// rows; duplicates merge): the map, on rank 0.
+fn gather_rows(route: &Route<'_>, kpt: &Kpoint, owner: bool) -> Option<RowMap> {
     let sent: Vec<i64> = if owner {
         kpt.millers
             .iter()
@@ -180,10 +184,7 @@ fn gather_rows(world: &dyn Communicator, kpt: &Kpoint, owner: bool) -> (usize, O
     } else {
         Vec::new()
     };
-    let counts = world.allgather_counts(sent.len() / 3, CommClass::Other);
-    let all = world.gatherv(&sent, 0, CommClass::Other);
-    let mut npw = [0u64];
-    let map = (world.rank() == 0).then(|| {
+    route.gather(&sent).map(|(counts, all)| {
         let m: Vec<[i32; 3]> = all
             .chunks_exact(3)
             .map(|c| [c[0] as i32, c[1] as i32, c[2] as i32])
@@ -195,29 +196,28 @@ fn gather_rows(world: &dyn Communicator, kpt: &Kpoint, owner: bool) -> (usize, O
             .iter()
             .map(|x| sorted.binary_search(x).expect("gathered from this list"))
             .collect();
-        npw[0] = sorted.len() as u64;
         RowMap {
-            counts,
+            counts: counts.iter().map(|c| c / 3).collect(),
             position,
             sorted,
         }
-    });
-    world.broadcast(&mut npw, 0, CommClass::Other);
-    (npw[0] as usize, map)
+    })
 }
 
-/// Write `kpoint/<k>/millers` (for s = 0) and `bands/<s>/<k>`; returns the plane-wave count.
+/// Write `kpoint/<k>/millers` (for s = 0) and `bands/<s>/<k>` (on the ranks `route` involves).
 fn write_block<T: BandScalar>(
     sink: &mut Sink,
-    world: &dyn Communicator,
+    route: &Route<'_>,
     basis: &Basis,
     kpt: &Kpoint,
     (s, k): (usize, usize),
     snap: &Snapshot<'_, T>,
-) -> usize {
+) {
     let par = &*basis.parallel;
     let owner = par.owns(s, k);
-    let (npw, rows) = gather_rows(world, kpt, owner);
+    let npw = kpt.npw_global();
+    let rows = gather_rows(route, kpt, owner);
+    debug_assert!(rows.as_ref().is_none_or(|r| r.sorted.len() == npw));
     if let (Some(r), 0) = (&rows, s) {
         sink.begin(&kpoint_section(k), "i32x3", npw);
         sink.data(&millers_bytes(&r.sorted));
@@ -246,16 +246,14 @@ fn write_block<T: BandScalar>(
                 .map(|(i, j)| p[(i, j)])
                 .collect()
         };
-        let id_counts = world.allgather_counts(ids.len(), CommClass::Other);
-        let all_ids = world.gatherv(&ids, 0, CommClass::Other);
-        let all_data = world.gatherv(&data, 0, CommClass::Other);
-        if let Some(r) = &rows {
+        let ids = route.gather(&ids);
+        let data = route.gather(&data);
+        if let (Some(r), Some((id_counts, all_ids)), Some((_, all_data))) = (&rows, ids, data) {
             let block = assemble(r, &id_counts, &all_ids, &all_data, b0..b1, npw);
             sink.data(&c64_bytes(&block));
         }
     }
     sink.end();
-    npw
 }
 
 /// Bands `b` of one block in sorted plane-wave order, from every rank's (band ids, columns).
