@@ -327,3 +327,27 @@ fn a_writer_killed_mid_write_leaves_the_previous_checkpoint_valid() {
     refused(&out, &["k.ckpt.tmp", "truncated"]);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn slurm_job_end_time_is_a_time_limit() {
+    let dir = scratch("slurm");
+    let ck = dir.join("s.ckpt");
+    let input = data("si8_lda_gth_displaced");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let run = |end: &str| {
+        Command::new(BIN)
+            .args(["run", &input, "-q", "--checkpoint", ck.to_str().unwrap()])
+            .env("SLURM_JOB_END_TIME", end)
+            .output()
+            .unwrap()
+    };
+    let out = run(&(now + 1).to_string());
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("stopped by the time limit") && ck.exists());
+    let out = run("tomorrow");
+    refused(&out, &["SLURM_JOB_END_TIME = 'tomorrow'"]);
+    let _ = std::fs::remove_dir_all(dir);
+}
