@@ -10,7 +10,9 @@
 //! times this program against Quantum ESPRESSO's pw.x on the same input.
 //!
 //! `run` and `relax` run on one process, on `--ranks N` in-process ranks, or on the MPI ranks of
-//! mpirun/srun (build with `--features mpi`); rank 0 prints and writes every file.
+//! mpirun/srun (build with `--features mpi`); rank 0 prints and writes every file. Both write a
+//! checkpoint with `--checkpoint FILE`, continue from one with `--restart FILE` (any layout), and
+//! stop cleanly (checkpoint, exit code 3) on SIGTERM/SIGINT/SIGUSR1 or `--time-limit`.
 
 mod advise;
 mod bench_qe;
