@@ -62,13 +62,8 @@ impl ScfStart {
                     .collect()
             })
             .collect();
-        let same_kpoints = old_basis.kpoints.len() == basis.kpoints.len()
-            && old_basis
-                .kpoints
-                .iter()
-                .zip(&basis.kpoints)
-                .all(|(a, b)| (0..3).all(|i| (a.frac[i] - b.frac[i]).abs() < 1e-10));
-        let wavefunctions = if same_kpoints {
+        let old_frac: Vec<[f64; 3]> = old_basis.kpoints.iter().map(|k| k.frac).collect();
+        let wavefunctions = if same_kpoints(&old_frac, basis) {
             match &prev.wavefunctions {
                 Wavefunctions::Complex(p) => {
                     Wavefunctions::Complex(map_bands(old_basis, basis, p)).into()
@@ -85,6 +80,16 @@ impl ScfStart {
             wavefunctions,
         }
     }
+}
+
+/// Whether `basis` has the k-points `frac` (fractional), in that order: bands can be carried
+/// over only then.
+pub(crate) fn same_kpoints(frac: &[[f64; 3]], basis: &Basis) -> bool {
+    frac.len() == basis.kpoints.len()
+        && frac
+            .iter()
+            .zip(&basis.kpoints)
+            .all(|(a, b)| (0..3).all(|i| (a[i] - b.frac[i]).abs() < 1e-10))
 }
 
 /// For each band-vector component of `new`, the component of `old` with the same plane wave

@@ -241,6 +241,20 @@ pub fn run_from(
     }
 }
 
+/// Write `snap` to the plan's checkpoint, timed in `timings.checkpoint`. Collective.
+fn save<T: BandScalar>(
+    plan: &CheckpointPlan,
+    model: &Model,
+    basis: &Basis,
+    snap: &Snapshot<'_, T>,
+    timings: &mut Timings,
+) -> Result<(), String> {
+    let t0 = Instant::now();
+    checkpoint::write(&plan.path, model, basis, snap)?;
+    timings.checkpoint += t0.elapsed().as_secs_f64();
+    Ok(())
+}
+
 /// Starting density (sphere coefficients per spin channel) and bands, if any.
 type Start<T> = (Option<Vec<Vec<Complex64>>>, Option<Vec<Vec<Mat<T>>>>);
 
@@ -467,9 +481,7 @@ fn run_with<T: BandScalar>(
                     converged: false,
                     energy: e,
                 };
-                let t0 = Instant::now();
-                checkpoint::write(&plan.path, model, basis, &snap)?;
-                timings.checkpoint += t0.elapsed().as_secs_f64();
+                save(plan, model, basis, &snap, &mut timings)?;
             }
         }
         last = Some((energies, eig, occ, rho_out));
@@ -496,9 +508,7 @@ fn run_with<T: BandScalar>(
             converged,
             energy: energies.total(),
         };
-        let t0 = Instant::now();
-        checkpoint::write(&plan.path, model, basis, &snap)?;
-        timings.checkpoint += t0.elapsed().as_secs_f64();
+        save(plan, model, basis, &snap, &mut timings)?;
     }
     timings.total = t_start.elapsed().as_secs_f64();
     let magnetization = density.magnetization(basis);

@@ -54,14 +54,9 @@ pub fn read(
         error: None,
     };
     let density_g = read_density(&mut io, &meta, basis);
-    let same_kpoints = meta.kpoints.len() == basis.kpoints.len()
-        && meta
-            .kpoints
-            .iter()
-            .zip(&basis.kpoints)
-            .all(|(a, b)| (0..3).all(|i| (a.frac[i] - b.frac[i]).abs() < 1e-8));
+    let frac: Vec<[f64; 3]> = meta.kpoints.iter().map(|k| k.frac).collect();
     let mut notes = notes;
-    let wavefunctions = if !same_kpoints {
+    let wavefunctions = if !crate::restart::same_kpoints(&frac, basis) {
         notes.push("the k-points differ from the checkpoint's: bands start afresh".into());
         None
     } else if basis.kpoints.iter().any(Kpoint::is_gamma_real) {
@@ -269,12 +264,7 @@ fn read_density(io: &mut Io<'_>, meta: &Meta, basis: &Basis) -> Vec<Vec<Complex6
             (false, false),
         )
         .direct;
-    let det = |a: &[[f64; 3]; 3]| {
-        a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1])
-            - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
-            + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
-    };
-    let scale = det(&meta.lattice_bohr).abs() / basis.volume;
+    let scale = crate::crystal::det3(&meta.lattice_bohr).abs() / basis.volume;
     (0..meta.nspin)
         .map(|s| {
             let mut g = vec![Complex64::default(); basis.rho_millers.len()];
