@@ -23,12 +23,13 @@ use std::sync::{Arc, Mutex};
 
 /// Complex fields transformed per exchange-and-multiply round (bounds the real-space buffer).
 /// si64 Γ on 2 MPI ranks, one thread each (alternated, same energies bit for bit): 4 fields
-/// 11.1 / 11.7 s wall and 202 MiB per rank against 12.3 / 12.5 s and 218 MiB with 8; later
-/// (2026-11-23, t_total of 3 runs each) 2 fields 9.18 / 9.04 / 9.11 s and 196 MiB against
-/// 9.66 / 9.54 / 9.73 s and 208 MiB with 4, and 1 field 9.19 / 9.14 / 8.70 s and 190 MiB
-/// against 9.44 / 8.97 / 8.74 s with 2. 2 keeps each exchange twice as large as 1 (fewer
-/// latency-bound rounds across nodes) for nearly the same memory.
-pub(crate) const FIELDS_PER_ROUND: usize = 2;
+/// 11.1 / 11.7 s wall and 202 MiB per rank against 12.3 / 12.5 s and 218 MiB with 8; 2 fields
+/// 9.18 / 9.04 / 9.11 s (t_total) and 196 MiB against 9.66 / 9.54 / 9.73 s and 208 MiB with
+/// 4; and (2026-11-23, with the density plan's buffers released and GEMMs in slabs) 1 field
+/// 9.65 / 9.48 / 9.28 s and 159 MiB against 10.40 / 10.38 / 10.14 s and 165 MiB with 2.
+/// Across nodes one field per exchange makes the rounds more latency-bound; a larger round
+/// would be worth measuring there.
+pub(crate) const FIELDS_PER_ROUND: usize = 1;
 /// Fields per transpose inside a round (one exchange overlaps the next block's work).
 const FIELDS_PER_EXCHANGE: usize = 4;
 

@@ -11,6 +11,9 @@
 //!   potentials are vectors of local coefficients and local grid values.
 //! - Sums over the sphere or the grid (energies, forces, stress, inner products) are local sums
 //!   plus [`RhoDist::sum`] over the group (class G).
+//! - The transform's work buffers are freed after each call: densities and potentials are
+//!   transformed a few times per SCF step, and the buffers (three density fields' worth)
+//!   would otherwise add to the eigensolver's memory peak.
 //! - What needs the whole sphere (the symmetriser's orbits, carrying a density to another
 //!   basis by Miller index) goes through [`RhoDist::gather`]: an all-gather of the
 //!   coefficients, in the global order of [`RhoDist::global_millers`].
@@ -115,6 +118,7 @@ impl RhoDist {
         let mut fft = self.lock();
         let mut real = vec![Complex64::new(0.0, 0.0); fft.n_real_local()];
         fft.backward(field_g, 1, &mut real);
+        fft.release_buffers();
         real
     }
 
@@ -124,6 +128,7 @@ impl RhoDist {
         let mut fft = self.lock();
         let mut out = vec![Complex64::new(0.0, 0.0); fft.n_g_local()];
         fft.forward(&mut field_r, 1, &mut out);
+        fft.release_buffers();
         out
     }
 

@@ -19,7 +19,8 @@
 //!   for a slab the sub is the whole group); y-FFTs of the sub's x-planes; transpose 2 (the
 //!   `p1` ranks of a slab; none for slab) to x-pencils; x-FFTs. The forward transform runs
 //!   them in reverse and overwrites `real`.
-//! - Buffers are kept in the plan and grow to the largest band block seen.
+//! - Buffers are kept in the plan and grow to the largest band block seen, until
+//!   [`DistFft::release_buffers`].
 
 use crate::decomposition::{block_range, Decomposition, ProcessGrid};
 use crate::fft3d::lines;
@@ -294,6 +295,13 @@ impl DistFft {
     /// Restart the phase timers.
     pub fn reset_timings(&mut self) {
         self.times = PhaseTimes::default();
+    }
+
+    /// Free the work buffers; the next transform grows them again. For a plan used a few
+    /// times per SCF step (the density's), whose buffers would otherwise sit through the
+    /// eigensolver's memory peak.
+    pub fn release_buffers(&mut self) {
+        self.bufs = Buffers::default();
     }
 
     /// Backward transform of `nb` bands: `coeffs` (`nb * n_g_local()`) to `real`

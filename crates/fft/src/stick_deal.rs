@@ -31,9 +31,10 @@ pub struct StickDistribution {
     owner: Vec<usize>,
     /// Sticks of each rank, ascending.
     by_rank: Vec<Vec<usize>>,
-    /// Stick and z index of every G-vector of the global list.
-    g_stick: Vec<usize>,
-    g_z: Vec<usize>,
+    /// Stick and z index of every G-vector of the global list (u32: these two are the only
+    /// per-G arrays of the whole sphere a plan keeps, and a stick or z index fits).
+    g_stick: Vec<u32>,
+    g_z: Vec<u32>,
 }
 
 impl StickDistribution {
@@ -87,13 +88,16 @@ impl StickDistribution {
         let mut sticks = cols.clone();
         sticks.sort_unstable();
         sticks.dedup();
+        // Kept for the plan's life: drop the capacity of the per-G list it was made from.
+        sticks.shrink_to_fit();
         let id: HashMap<(usize, usize), usize> =
             sticks.iter().enumerate().map(|(i, &s)| (s, i)).collect();
-        let g_stick: Vec<usize> = cols.iter().map(|c| id[c]).collect();
-        let g_z: Vec<usize> = millers.iter().map(|m| w(m[2], dims[2])).collect();
+        let narrow = |i: usize| u32::try_from(i).expect("planewave-fft: index beyond u32");
+        let g_stick: Vec<u32> = cols.iter().map(|c| narrow(id[c])).collect();
+        let g_z: Vec<u32> = millers.iter().map(|m| narrow(w(m[2], dims[2]))).collect();
         let mut g_per_stick = vec![0usize; sticks.len()];
         for &s in &g_stick {
-            g_per_stick[s] += 1;
+            g_per_stick[s as usize] += 1;
         }
         // Units dealt together: one stick, or a stick and its mirror.
         let units: Vec<Vec<usize>> = (0..sticks.len())
@@ -176,12 +180,12 @@ impl StickDistribution {
     /// Indices (into the global Miller list) of the G-vectors of `rank`, in global order.
     pub fn local_g(&self, rank: usize) -> Vec<usize> {
         (0..self.g_stick.len())
-            .filter(|&g| self.owner[self.g_stick[g]] == rank)
+            .filter(|&g| self.owner[self.g_stick[g] as usize] == rank)
             .collect()
     }
     /// Stick and z index of global G-vector `g`.
     pub fn g_position(&self, g: usize) -> (usize, usize) {
-        (self.g_stick[g], self.g_z[g])
+        (self.g_stick[g] as usize, self.g_z[g] as usize)
     }
     /// Sorted, distinct `i0` planes that hold at least one stick.
     pub fn active_planes(&self) -> Vec<usize> {
