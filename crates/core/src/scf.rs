@@ -377,6 +377,8 @@ fn run_with<T: BandScalar>(
         let mut eig_iters = [0.0];
         par.time_block_work(|| -> Result<(), String> {
             for (s, k) in par.owned_blocks(nspin, nk) {
+                // One k-point's P whole at a time (when small enough), for all its applications.
+                let _whole = fixed.proj(k).keep_whole();
                 let h = KHamiltonian::new(&basis.kpoints[k], &basis.fft, &veff[s], fixed.proj(k));
                 let x0 = std::mem::replace(&mut psi[s][k], Mat::zeros(0, 0));
                 let r = if par.band_groups() > 1 {

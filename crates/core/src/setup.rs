@@ -479,16 +479,18 @@ pub const MPI_LIBRARY_SHARE: f64 = 12.0 * 1048576.0;
 /// Terms: the bands of every block and their projectors, plus one workspace of `eigensolver`
 /// ([`Eigensolver::workspace_blocks`] blocks of nbands vectors, and two more for the blocks in
 /// flight in the band ring when bands are dealt), all divided over the G-vector group, the
-/// bands and the workspace also over the band groups; about three density grids' worth of arrays that do not
-/// shrink with the group (whole-sphere arrays, the dense kernels' packing buffers, libraries);
-/// the exchange buffers of the dealt transforms; a fixed base (program, thread stacks).
+/// bands and the workspace also over the band groups; density-sized arrays, one density
+/// grid's worth that does not shrink with the group (whole-sphere index lists, the dense
+/// kernels' packing buffers) and 1.4 that do (densities, potentials, the mixing history, the
+/// transforms' buffers); a fixed base (program, libraries, thread stacks).
 ///
 /// Calibration (2026-11-23, with projectors built block by block above
-/// `STORED_PROJECTORS_MAX` and the 1 MiB mmap threshold of the CLI; `RAYON_NUM_THREADS=1`, peak
-/// RSS; [`MPI_LIBRARY_SHARE`] added under MPI by the caller): si64_lda_gth_gamma one rank
-/// 256 MiB (this gives 266), two MPI ranks 202 MiB each (214); si8_lda_gth_displaced one rank
-/// 62 MiB (56; its P is stored, 15 MB over 8 k-points), two MPI k-point groups 58 MiB each
-/// (57).
+/// `STORED_PROJECTORS_MAX`, the 1 MiB mmap threshold of the CLI, the density plan's buffers
+/// freed between uses and products in slabs of at most 4 MiB of A; `RAYON_NUM_THREADS=1`,
+/// peak RSS; [`MPI_LIBRARY_SHARE`] added under MPI by the caller): si64_lda_gth_gamma one
+/// rank 250.5 MiB (this gives 252), two MPI ranks 159 MiB each (159); si8_lda_gth_displaced
+/// one rank 66 MiB (54; its P is stored, 15 MB over 8 k-points), two MPI k-point groups
+/// 59 MiB each (55); examples/si.toml 21 MiB (24).
 pub fn memory_per_rank(
     model: &Model,
     ecut: f64,
@@ -525,18 +527,18 @@ pub fn memory_per_rank(
         b => (2.0, b as f64),
     };
     let workspace = (eigensolver.workspace_blocks() as f64 + ring) * nb / bg;
-    // P per block when small enough to be kept, else one phase per plane wave and atom.
+    // Per block one phase per plane wave and atom; P of the k-point being solved when small
+    // enough to be kept whole.
     let p_bytes = word * npw_est / g * nproj;
-    let proj = if p_bytes <= STORED_PROJECTORS_MAX as f64 {
+    let whole = if p_bytes <= STORED_PROJECTORS_MAX as f64 {
         nproj
     } else {
-        natoms
+        0.0
     };
-    let bands = word * npw_est / g * (blocks * (nb / bg + proj) + workspace);
-    let grids = 3.0 * grid_est;
-    let buffers = if g > 1.0 { 2.0 * grid_est / g } else { 0.0 };
+    let bands = word * npw_est / g * (blocks * (nb / bg + natoms) + whole + workspace);
+    let grids = (1.0 + 1.4 / g) * grid_est;
     let base = 20.0 * 1048576.0;
-    bands + grids + buffers + base
+    bands + grids + base
 }
 
 /// The layout of `spec.parallel` on `ranks` ranks. What the input leaves out: one band group,

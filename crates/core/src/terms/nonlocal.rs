@@ -8,7 +8,9 @@
 //! products of 1-D factors e^{-2 pi i (k_d + m_d) x_d}, and P is built in blocks of
 //! `PROJECTOR_BLOCK` plane waves, each used for its GEMM and overwritten by the next (two
 //! builds per application for P's memory: 61 MB on si64 Γ) — unless P takes at most
-//! `STORED_PROJECTORS_MAX` bytes, when it is built once and kept.
+//! `STORED_PROJECTORS_MAX` bytes, when [`KProjectors::keep_whole`] builds it once and keeps it
+//! while its guard lives: the SCF keeps the P of the k-point it is solving only (as QE keeps
+//! one k-point's `vkb`), so a rank holds one P however many k-points it has.
 //! In the Γ-real representation the blocks are converted row pair by row pair (the projectors
 //! are real functions, so their coefficients have the +-G symmetry).
 //! On a k-point dealt over a G-vector group the shapes hold the local rows: P^H psi is a local
@@ -22,7 +24,7 @@ use crate::special::real_ylm;
 use num_complex::Complex64;
 use planewave_comm::{CommClass, CommExt, Communicator};
 use planewave_linalg::{matmul, overlap, Mat, MatMut, MatRef};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock, RwLockReadGuard};
 
 /// Plane waves per block of the projector matrix built at once (a block of si64's 320
 /// projectors is 2.6 MB, in cache while its GEMM runs).
@@ -34,7 +36,6 @@ const PROJECTOR_BLOCK: usize = 512;
 pub const STORED_PROJECTORS_MAX: usize = 8 << 20;
 
 /// The projectors of one k-point, compact (see the module doc).
-#[derive(Clone)]
 pub struct KProjectors<T: BandScalar> {
     /// Per species: local plane waves x its projector functions (i, m),
     /// `(1/sqrt(Omega)) beta_i(|k+G|) Y_lm(k+G)`, and each column's `l`.
@@ -47,8 +48,9 @@ pub struct KProjectors<T: BandScalar> {
     g0: bool,
     /// Number of projector functions (columns of P).
     nproj: usize,
-    /// P itself, when it takes at most [`STORED_PROJECTORS_MAX`] bytes (built once, no blocks).
-    stored: Option<Mat<T>>,
+    /// P itself while a [`KeptWhole`] guard lives (and P takes at most
+    /// [`STORED_PROJECTORS_MAX`] bytes): applications then make no blocks.
+    stored: RwLock<Option<Mat<T>>>,
     /// nproj x nproj coupling matrix (Ha).
     pub d: Mat<T>,
     /// The atom each projector column belongs to.
@@ -156,18 +158,21 @@ fn ylm_gradient(l: usize, q: [f64; 3], out: &mut [[f64; 7]; 3]) {
     }
 }
 
-/// The complex `npw x nproj` matrices of projector functions (or strain derivatives of them),
-/// one per requested part. Radial form factors (and their derivatives, when a strain part is
-/// asked for) are evaluated once per plane wave and projector for all parts.
+/// For every atom, the complex `npw x ncols` matrices of its projector functions (or strain
+/// derivatives of them), one per requested part, handed to `each(part index, first column,
+/// matrix)`: one atom's matrices at a time (the six strain matrices of all atoms at once were
+/// the memory peak of si8 at 2 ranks). `phases` holds `e^{-i(k+G).tau}` (plane waves x
+/// atoms). Radial form factors (and their derivatives, when a strain part is asked for) are
+/// evaluated once per plane wave and projector for all parts and atoms.
 fn projector_matrices(
     model: &Model,
     kpt: &Kpoint,
     volume: f64,
+    phases: MatRef<'_, Complex64>,
     parts: &[Part],
-) -> Vec<Mat<Complex64>> {
+    mut each: impl FnMut(usize, usize, Mat<Complex64>),
+) {
     let npw = kpt.npw();
-    let nproj = columns(model).len();
-    let mut out: Vec<Mat<Complex64>> = parts.iter().map(|_| Mat::zeros(npw, nproj)).collect();
     let want_strain = parts.iter().any(|p| matches!(p, Part::Strain(..)));
     let qs: Vec<f64> = kpt
         .kpg
@@ -205,20 +210,16 @@ fn projector_matrices(
     let mut col = 0;
     let mut ylm = [0.0; 7];
     let mut dylm = [[0.0; 7]; 3];
-    for atom in model.crystal.atoms.iter() {
+    for (ia, atom) in model.crystal.atoms.iter().enumerate() {
         let ps = &model.species[atom.species].pseudo;
-        let tau = model.crystal.to_cartesian(&atom.frac);
-        // Structure phase e^{-i(k+G).tau}.
-        let phase: Vec<Complex64> = kpt
-            .kpg
-            .iter()
-            .map(|g| Complex64::from_polar(1.0, -(g[0] * tau[0] + g[1] * tau[1] + g[2] * tau[2])))
-            .collect();
+        let ncols: usize = ps.projectors.iter().map(|p| 2 * p.l + 1).sum();
+        let mut out: Vec<Mat<Complex64>> = parts.iter().map(|_| Mat::zeros(npw, ncols)).collect();
+        let phase = column(phases, ia);
+        let mut first = 0;
         for (i, pr) in ps.projectors.iter().enumerate() {
             let l = pr.l;
             let (radial, dradial) = &tables[atom.species][i];
             let il = Complex64::new(0.0, -1.0).powi(l as i32);
-            let first = col;
             for (ig, g) in kpt.kpg.iter().enumerate() {
                 real_ylm(l, *g, &mut ylm);
                 let base = phase[ig] * il * norm;
@@ -250,11 +251,14 @@ fn projector_matrices(
                     }
                 }
             }
-            col += 2 * l + 1;
+            first += 2 * l + 1;
         }
+        for (ip, p) in out.into_iter().enumerate() {
+            each(ip, col, p);
+        }
+        col += ncols;
     }
-    debug_assert_eq!(col, nproj);
-    out
+    debug_assert_eq!(col, columns(model).len());
 }
 
 /// Per species, the `npw x nproj_species` real shapes `(1/sqrt(Omega)) beta_i(|k+G|) Y_lm(k+G)`
@@ -327,35 +331,54 @@ impl<T: BandScalar> KProjectors<T> {
                 .map(|p| 2 * p.l + 1)
                 .sum::<usize>();
         }
-        let mut proj = Self {
+        Self {
             shapes: projector_shapes(model, kpt, volume),
             atoms,
             phases,
             g0: kpt.holds_g0(),
             nproj,
-            stored: None,
+            stored: RwLock::new(None),
             d,
             atom_of_column: cols.iter().map(|c| c.0).collect(),
             group: kpt.dist.as_ref().map(|d| d.comm().clone()),
-        };
-        if kpt.dim() * nproj * std::mem::size_of::<T>() <= STORED_PROJECTORS_MAX {
-            let mut whole = Mat::<T>::zeros(kpt.dim(), nproj);
-            let mut buf = proj.buffer();
-            proj.for_each_block(&mut buf, |rows, p| {
-                whole
-                    .as_mut()
-                    .subrows_mut(rows.start, rows.len())
-                    .copy_from(p);
-            });
-            proj.stored = Some(whole);
         }
-        proj
+    }
+
+    /// Rows of P in this representation (this rank's plane waves).
+    fn rows(&self) -> usize {
+        T::plane_wave_rows(self.g0, 0, self.phases.nrows()).len()
+    }
+
+    /// Whether P takes at most [`STORED_PROJECTORS_MAX`] bytes (then it is kept whole while
+    /// in use).
+    pub fn fits_whole(&self) -> bool {
+        self.rows() * self.nproj * std::mem::size_of::<T>() <= STORED_PROJECTORS_MAX
+    }
+
+    /// Build P whole and keep it until the guard drops, when it fits
+    /// ([`Self::fits_whole`]) and is not kept already; otherwise a guard that does nothing.
+    pub fn keep_whole(&self) -> KeptWhole<'_, T> {
+        let build = self.fits_whole() && self.whole().is_none();
+        if build {
+            let mut whole = Mat::<T>::zeros(self.rows(), self.nproj);
+            self.build_rows(0, self.phases.nrows(), whole.as_mut());
+            *self.stored.write().unwrap_or_else(|e| e.into_inner()) = Some(whole);
+        }
+        KeptWhole {
+            proj: self,
+            owner: build,
+        }
+    }
+
+    /// P when it is kept whole.
+    fn whole(&self) -> RwLockReadGuard<'_, Option<Mat<T>>> {
+        self.stored.read().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A buffer for one block of P (up to [`PROJECTOR_BLOCK`] plane waves; none when P is
-    /// stored).
+    /// kept whole).
     fn buffer(&self) -> Mat<T> {
-        let b = match self.stored {
+        let b = match *self.whole() {
             Some(_) => 0,
             None => PROJECTOR_BLOCK.min(self.phases.nrows()),
         };
@@ -369,7 +392,7 @@ impl<T: BandScalar> KProjectors<T> {
         buf: &mut Mat<T>,
         mut f: impl FnMut(std::ops::Range<usize>, MatRef<'_, T>),
     ) {
-        if let Some(p) = &self.stored {
+        if let Some(p) = &*self.whole() {
             return f(0..p.nrows(), p.as_ref());
         }
         let npw = self.phases.nrows();
@@ -377,16 +400,21 @@ impl<T: BandScalar> KProjectors<T> {
             let h1 = (h0 + PROJECTOR_BLOCK).min(npw);
             let rows = T::plane_wave_rows(self.g0, h0, h1);
             let mut block = buf.as_mut().subrows_mut(0, rows.len());
-            for (a, &(species, first)) in self.atoms.iter().enumerate() {
-                let phase = &column(self.phases.as_ref(), a)[h0..h1];
-                let (shape, ls) = &self.shapes[species];
-                for (c, &l) in ls.iter().enumerate() {
-                    let r = &column(shape.as_ref(), c)[h0..h1];
-                    let out = col_mut(block.as_mut().subcols_mut(first + c, 1));
-                    T::phased_into(self.g0, h0, l, r, phase, out);
-                }
-            }
+            self.build_rows(h0, h1, block.as_mut());
             f(rows, block.as_ref());
+        }
+    }
+
+    /// The rows of P that hold the local plane waves `h0..h1`, into `block`.
+    fn build_rows(&self, h0: usize, h1: usize, mut block: MatMut<'_, T>) {
+        for (a, &(species, first)) in self.atoms.iter().enumerate() {
+            let phase = &column(self.phases.as_ref(), a)[h0..h1];
+            let (shape, ls) = &self.shapes[species];
+            for (c, &l) in ls.iter().enumerate() {
+                let r = &column(shape.as_ref(), c)[h0..h1];
+                let out = col_mut(block.as_mut().subcols_mut(first + c, 1));
+                T::phased_into(self.g0, h0, l, r, phase, out);
+            }
         }
     }
 
@@ -416,7 +444,10 @@ impl<T: BandScalar> KProjectors<T> {
     fn coefficients(&self, psi: MatRef<'_, T>, weights: &[f64]) -> (Mat<T>, f64) {
         let c = self.project(psi);
         let dc = matmul(self.d.as_ref(), c.as_ref());
-        let e = contract(&c, &dc, weights).iter().sum::<f64>() / 2.0;
+        let e = contract(c.as_ref(), dc.as_ref(), weights)
+            .iter()
+            .sum::<f64>()
+            / 2.0;
         (dc, e)
     }
 
@@ -441,7 +472,7 @@ impl<T: BandScalar> KProjectors<T> {
         for dir in 0..3 {
             let gpsi = T::times_i_kpg(kpt, psi, dir);
             let dpc = self.project_local(gpsi.as_ref());
-            per_column.extend(contract(&dpc, &dc, weights));
+            per_column.extend(contract(dpc.as_ref(), dc.as_ref(), weights));
         }
         sum_over(&self.group, &mut per_column);
         for (dir, values) in per_column.chunks(self.nproj()).enumerate() {
@@ -469,24 +500,13 @@ impl<T: BandScalar> KProjectors<T> {
         let (dc, e_nl) = self.coefficients(psi, weights);
         let pairs: Vec<(usize, usize)> = (0..3).flat_map(|a| (a..3).map(move |b| (a, b))).collect();
         let parts: Vec<Part> = pairs.iter().map(|&(a, b)| Part::Strain(a, b)).collect();
-        let contracted = |dp: &Mat<Complex64>| -> f64 {
-            let dpc = overlap(T::from_plane_waves(kpt, dp).as_ref(), psi);
-            contract(&dpc, &dc, weights).iter().sum()
-        };
-        // All six matrices from one pass over the plane waves when P is small (kept whole),
-        // one at a time otherwise (six whole matrices of a large cell would be its largest
-        // allocation).
-        let mut sums: Vec<f64> = if self.stored.is_some() {
-            projector_matrices(model, kpt, volume, &parts)
-                .iter()
-                .map(contracted)
-                .collect()
-        } else {
-            parts
-                .iter()
-                .map(|&part| contracted(&projector_matrices(model, kpt, volume, &[part])[0]))
-                .collect()
-        };
+        let mut sums = vec![0.0; parts.len()];
+        let phases = self.phases.as_ref();
+        projector_matrices(model, kpt, volume, phases, &parts, |i, first, dp| {
+            let dpc = overlap(T::from_plane_waves(kpt, &dp).as_ref(), psi);
+            let dc = dc.as_ref().subrows(first, dp.ncols());
+            sums[i] += contract(dpc.as_ref(), dc, weights).iter().sum::<f64>();
+        });
         sum_over(&self.group, &mut sums);
         for (&(a, b), &v) in pairs.iter().zip(&sums) {
             de[a][b] += v;
@@ -537,6 +557,21 @@ impl<T: BandScalar> KProjectors<T> {
     }
 }
 
+/// P of one k-point kept whole while this lives ([`KProjectors::keep_whole`]).
+pub struct KeptWhole<'a, T: BandScalar> {
+    proj: &'a KProjectors<T>,
+    /// Whether this guard built P (and so drops it).
+    owner: bool,
+}
+
+impl<T: BandScalar> Drop for KeptWhole<'_, T> {
+    fn drop(&mut self) {
+        if self.owner {
+            *self.proj.stored.write().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+    }
+}
+
 /// The nonlocal term: energy, forces and stress of the occupied bands.
 pub struct Nonlocal<'a, T: BandScalar> {
     /// Projectors of the k-points this rank computes, when the caller has them.
@@ -572,6 +607,7 @@ impl<'a, T: BandScalar> Nonlocal<'a, T> {
                         &built
                     }
                 };
+                let _whole = proj.keep_whole();
                 for (sp, (psi_s, w_s)) in b.psi.iter().zip(b.weights).enumerate() {
                     if par.owns(sp, k) {
                         f(kpt, proj, psi_s[k].as_ref(), &w_s[k]);
@@ -627,7 +663,7 @@ impl<T: BandScalar> Term<T> for Nonlocal<'_, T> {
 
 /// Per projector column i: `sum_n w_n 2 Re(conj(X[i,n]) DC[i,n])` (the first-order change of the
 /// nonlocal energy when the projectors change by X's projectors).
-fn contract<T: BandScalar>(x: &Mat<T>, dc: &Mat<T>, weights: &[f64]) -> Vec<f64> {
+fn contract<T: BandScalar>(x: MatRef<'_, T>, dc: MatRef<'_, T>, weights: &[f64]) -> Vec<f64> {
     (0..x.nrows())
         .map(|i| {
             weights
@@ -652,11 +688,33 @@ mod tests {
         let spec = crate::input::load(&path).unwrap_or_else(|e| panic!("{e}"));
         let s = crate::setup::build(spec).unwrap_or_else(|e| panic!("{e}"));
         for kpt in &s.basis.kpoints {
-            let mut proj = KProjectors::<T>::new(&s.model, kpt, s.basis.volume);
-            // These cells' P are small enough to be stored: built by the same blocks.
-            let stored = proj.stored.take().expect("a small P is stored");
-            let direct = projector_matrices(&s.model, kpt, s.basis.volume, &[Part::Value]);
-            let direct = T::from_plane_waves(kpt, &direct[0]);
+            let proj = KProjectors::<T>::new(&s.model, kpt, s.basis.volume);
+            // These cells' P are small enough to be kept whole: built by the same blocks.
+            assert!(
+                proj.whole().is_none(),
+                "{case}: P is not kept before it is asked for"
+            );
+            let kept = proj.keep_whole();
+            let stored = proj.whole().clone().expect("a small P is kept whole");
+            drop(kept);
+            assert!(
+                proj.whole().is_none(),
+                "{case}: P is dropped with its guard"
+            );
+            let mut direct = Mat::<T>::zeros(kpt.dim(), proj.nproj());
+            let phases = proj.phases.as_ref();
+            let value = [Part::Value];
+            projector_matrices(
+                &s.model,
+                kpt,
+                s.basis.volume,
+                phases,
+                &value,
+                |_, first, p| {
+                    let mut cols = direct.as_mut().subcols_mut(first, p.ncols());
+                    cols.copy_from(T::from_plane_waves(kpt, &p));
+                },
+            );
             let mut built = Mat::<T>::zeros(kpt.dim(), proj.nproj());
             let mut buf = proj.buffer();
             let mut covered = 0;
