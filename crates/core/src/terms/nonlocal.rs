@@ -23,7 +23,7 @@ use crate::model::Model;
 use crate::special::real_ylm;
 use num_complex::Complex64;
 use planewave_comm::{CommClass, CommExt, Communicator};
-use planewave_linalg::{matmul, overlap, Mat, MatMut, MatRef};
+use planewave_linalg::{matmul, Mat, MatMut, MatRef};
 use std::sync::{Arc, RwLock, RwLockReadGuard};
 
 /// Plane waves per block of the projector matrix built at once (a block of si64's 320
@@ -39,7 +39,7 @@ pub const STORED_PROJECTORS_MAX: usize = 8 << 20;
 pub struct KProjectors<T: BandScalar> {
     /// Per species: local plane waves x its projector functions (i, m),
     /// `(1/sqrt(Omega)) beta_i(|k+G|) Y_lm(k+G)`, and each column's `l`.
-    shapes: Vec<(Mat<f64>, Vec<usize>)>,
+    shapes: Shapes,
     /// Per atom: its species and first column.
     atoms: Vec<(usize, usize)>,
     /// Local plane waves x atoms: `e^{-i(k+G).tau}`.
@@ -113,11 +113,11 @@ fn sum_over(group: &Option<Arc<dyn Communicator>>, partial: &mut [f64]) {
     }
 }
 
-/// Which matrix of projector functions [`projector_matrices`] builds.
+/// Which projector functions [`species_shapes`] (and the direct [`projector_matrices`] of the
+/// tests) build.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Part {
-    /// The projectors themselves (the direct build the compact one is tested against).
-    #[cfg(test)]
+    /// The projectors themselves.
     Value,
     /// Their derivative with respect to a symmetric strain eps_ab at fixed fractional positions,
     /// leaving out the -delta_ab/2 of the 1/sqrt(Omega) normalisation:
@@ -160,27 +160,70 @@ fn ylm_gradient(l: usize, q: [f64; 3], out: &mut [[f64; 7]; 3]) {
 
 /// For every atom, the complex `npw x ncols` matrices of its projector functions (or strain
 /// derivatives of them), one per requested part, handed to `each(part index, first column,
-/// matrix)`: one atom's matrices at a time (the six strain matrices of all atoms at once were
-/// the memory peak of si8 at 2 ranks). `phases` holds `e^{-i(k+G).tau}` (plane waves x
-/// atoms). Radial form factors (and their derivatives, when a strain part is asked for) are
-/// evaluated once per plane wave and projector for all parts and atoms.
+/// matrix)`, built directly (phases e^{-i(k+G).tau} from the Cartesian positions): the
+/// reference the compact, blocked build is tested against.
+#[cfg(test)]
 fn projector_matrices(
     model: &Model,
     kpt: &Kpoint,
     volume: f64,
-    phases: MatRef<'_, Complex64>,
     parts: &[Part],
     mut each: impl FnMut(usize, usize, Mat<Complex64>),
 ) {
     let npw = kpt.npw();
-    let want_strain = parts.iter().any(|p| matches!(p, Part::Strain(..)));
-    let qs: Vec<f64> = kpt
-        .kpg
+    let tables = radial_tables(model, kpt, parts);
+    let qs = kpg_norms(kpt);
+    let norm = 1.0 / volume.sqrt();
+    let mut col = 0;
+    let mut ylm = [0.0; 7];
+    let mut dylm = [[0.0; 7]; 3];
+    for atom in model.crystal.atoms.iter() {
+        let ps = &model.species[atom.species].pseudo;
+        let ncols: usize = ps.projectors.iter().map(|p| 2 * p.l + 1).sum();
+        let mut out: Vec<Mat<Complex64>> = parts.iter().map(|_| Mat::zeros(npw, ncols)).collect();
+        let tau = model.crystal.to_cartesian(&atom.frac);
+        let mut first = 0;
+        for (i, pr) in ps.projectors.iter().enumerate() {
+            let l = pr.l;
+            let il = Complex64::new(0.0, -1.0).powi(l as i32);
+            for (ig, g) in kpt.kpg.iter().enumerate() {
+                let phase =
+                    Complex64::from_polar(1.0, -(g[0] * tau[0] + g[1] * tau[1] + g[2] * tau[2]));
+                real_ylm(l, *g, &mut ylm);
+                if qs[ig] >= 1e-10 {
+                    ylm_gradient(l, *g, &mut dylm);
+                }
+                let f = &tables[atom.species][i];
+                for (part, p) in parts.iter().zip(out.iter_mut()) {
+                    for m in 0..2 * l + 1 {
+                        let v = part_value(*part, f, ig, *g, qs[ig], &ylm, &dylm, m);
+                        p[(ig, first + m)] = phase * il * (norm * v);
+                    }
+                }
+            }
+            first += 2 * l + 1;
+        }
+        for (ip, p) in out.into_iter().enumerate() {
+            each(ip, col, p);
+        }
+        col += ncols;
+    }
+}
+
+/// |k+G| of every plane wave of `kpt`.
+fn kpg_norms(kpt: &Kpoint) -> Vec<f64> {
+    kpt.kpg
         .iter()
         .map(|g| (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt())
-        .collect();
-    // Radial form factors (and derivatives) once per species and projector, not per atom.
-    let tables: Vec<Vec<(Vec<f64>, Vec<f64>)>> = model
+        .collect()
+}
+
+/// Per species and projector, the radial form factor at every |k+G| and, when a strain part
+/// is among `parts`, its derivative.
+fn radial_tables(model: &Model, kpt: &Kpoint, parts: &[Part]) -> Vec<Vec<(Vec<f64>, Vec<f64>)>> {
+    let want_strain = parts.iter().any(|p| matches!(p, Part::Strain(..)));
+    let qs = kpg_norms(kpt);
+    model
         .species
         .iter()
         .map(|sp| {
@@ -205,98 +248,83 @@ fn projector_matrices(
                 })
                 .collect()
         })
-        .collect();
-    let norm = 1.0 / volume.sqrt();
-    let mut col = 0;
-    let mut ylm = [0.0; 7];
-    let mut dylm = [[0.0; 7]; 3];
-    for (ia, atom) in model.crystal.atoms.iter().enumerate() {
-        let ps = &model.species[atom.species].pseudo;
-        let ncols: usize = ps.projectors.iter().map(|p| 2 * p.l + 1).sum();
-        let mut out: Vec<Mat<Complex64>> = parts.iter().map(|_| Mat::zeros(npw, ncols)).collect();
-        let phase = column(phases, ia);
-        let mut first = 0;
-        for (i, pr) in ps.projectors.iter().enumerate() {
-            let l = pr.l;
-            let (radial, dradial) = &tables[atom.species][i];
-            let il = Complex64::new(0.0, -1.0).powi(l as i32);
-            for (ig, g) in kpt.kpg.iter().enumerate() {
-                real_ylm(l, *g, &mut ylm);
-                let base = phase[ig] * il * norm;
-                let q = qs[ig];
-                if want_strain && q >= 1e-10 {
-                    ylm_gradient(l, *g, &mut dylm);
-                }
-                for (part, p) in parts.iter().zip(out.iter_mut()) {
-                    match *part {
-                        #[cfg(test)]
-                        Part::Value => {
-                            for m in 0..2 * l + 1 {
-                                p[(ig, first + m)] = base * (radial[ig] * ylm[m]);
-                            }
-                        }
-                        Part::Strain(a, b) => {
-                            if q < 1e-10 {
-                                continue; // q_a = q_b = 0
-                            }
-                            for m in 0..2 * l + 1 {
-                                // d/dq_c [f(q) Y(q)] = f'(q) q_c/q Y + f dY/dq_c
-                                let d = |c: usize| {
-                                    dradial[ig] * g[c] / q * ylm[m] + radial[ig] * dylm[c][m]
-                                };
-                                let v = -0.5 * (g[b] * d(a) + g[a] * d(b));
-                                p[(ig, first + m)] = base * v;
-                            }
-                        }
-                    }
-                }
-            }
-            first += 2 * l + 1;
-        }
-        for (ip, p) in out.into_iter().enumerate() {
-            each(ip, col, p);
-        }
-        col += ncols;
-    }
-    debug_assert_eq!(col, columns(model).len());
+        .collect()
 }
 
-/// Per species, the `npw x nproj_species` real shapes `(1/sqrt(Omega)) beta_i(|k+G|) Y_lm(k+G)`
-/// and the `l` of each column (P's columns are `(-i)^l` shape times the atom's phase).
-fn projector_shapes(model: &Model, kpt: &Kpoint, volume: f64) -> Vec<(Mat<f64>, Vec<usize>)> {
-    let qs: Vec<f64> = kpt
-        .kpg
-        .iter()
-        .map(|g| (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt())
-        .collect();
+/// Component `m` of `part` of one projector (radial table `f`) at plane wave `ig` (`k+G` = `g`,
+/// |k+G| = `q`, with its `ylm` and, for a strain part at q > 0, their gradient `dylm`), before
+/// the `(-i)^l` and the phase: `f(q) Y_lm`, or `-(q_b d/dq_a + q_a d/dq_b)/2` of it.
+#[allow(clippy::too_many_arguments)]
+fn part_value(
+    part: Part,
+    f: &(Vec<f64>, Vec<f64>),
+    ig: usize,
+    g: [f64; 3],
+    q: f64,
+    ylm: &[f64; 7],
+    dylm: &[[f64; 7]; 3],
+    m: usize,
+) -> f64 {
+    let (radial, dradial) = f;
+    match part {
+        Part::Value => radial[ig] * ylm[m],
+        Part::Strain(_, _) if q < 1e-10 => 0.0, // q_a = q_b = 0
+        Part::Strain(a, b) => {
+            // d/dq_c [f(q) Y(q)] = f'(q) q_c/q Y + f dY/dq_c
+            let d = |c: usize| dradial[ig] * g[c] / q * ylm[m] + radial[ig] * dylm[c][m];
+            -0.5 * (g[b] * d(a) + g[a] * d(b))
+        }
+    }
+}
+
+/// Shapes of one part: per species, the `npw x nproj_species` real functions and the `l` of
+/// each column (P's columns, or their strain derivatives, are `(-i)^l` shape times the atom's
+/// phase).
+type Shapes = Vec<(Mat<f64>, Vec<usize>)>;
+
+/// Per part, the [`Shapes`] `(1/sqrt(Omega))` times [`part_value`]: for [`Part::Value`]
+/// `beta_i(|k+G|) Y_lm(k+G)`. Built per species, not per atom (the atoms differ by phase only).
+fn species_shapes(model: &Model, kpt: &Kpoint, volume: f64, parts: &[Part]) -> Vec<Shapes> {
+    let qs = kpg_norms(kpt);
+    let tables = radial_tables(model, kpt, parts);
+    let want_strain = parts.iter().any(|p| matches!(p, Part::Strain(..)));
     let norm = 1.0 / volume.sqrt();
     let mut ylm = [0.0; 7];
-    model
-        .species
-        .iter()
-        .map(|sp| {
-            let ps = &sp.pseudo;
-            let ls: Vec<usize> = ps
-                .projectors
-                .iter()
-                .flat_map(|p| std::iter::repeat_n(p.l, 2 * p.l + 1))
-                .collect();
-            let mut shape = Mat::<f64>::zeros(kpt.npw(), ls.len());
-            let mut col = 0;
-            for (i, pr) in ps.projectors.iter().enumerate() {
-                let l = pr.l;
-                let radial = ps.projector_fourier_many(i, &qs);
-                for (ig, g) in kpt.kpg.iter().enumerate() {
-                    real_ylm(l, *g, &mut ylm);
+    let mut dylm = [[0.0; 7]; 3];
+    let mut out: Vec<Shapes> = parts.iter().map(|_| Vec::new()).collect();
+    for (sp, table) in model.species.iter().zip(&tables) {
+        let ps = &sp.pseudo;
+        let ls: Vec<usize> = ps
+            .projectors
+            .iter()
+            .flat_map(|p| std::iter::repeat_n(p.l, 2 * p.l + 1))
+            .collect();
+        let mut shapes: Vec<Mat<f64>> = parts
+            .iter()
+            .map(|_| Mat::zeros(kpt.npw(), ls.len()))
+            .collect();
+        let mut col = 0;
+        for (pr, f) in ps.projectors.iter().zip(table) {
+            let l = pr.l;
+            for (ig, g) in kpt.kpg.iter().enumerate() {
+                real_ylm(l, *g, &mut ylm);
+                if want_strain && qs[ig] >= 1e-10 {
+                    ylm_gradient(l, *g, &mut dylm);
+                }
+                for (part, shape) in parts.iter().zip(shapes.iter_mut()) {
                     for m in 0..2 * l + 1 {
-                        shape[(ig, col + m)] = norm * radial[ig] * ylm[m];
+                        let v = part_value(*part, f, ig, *g, qs[ig], &ylm, &dylm, m);
+                        shape[(ig, col + m)] = norm * v;
                     }
                 }
-                col += 2 * l + 1;
             }
-            (shape, ls)
-        })
-        .collect()
+            col += 2 * l + 1;
+        }
+        for (o, shape) in out.iter_mut().zip(shapes) {
+            o.push((shape, ls.clone()));
+        }
+    }
+    out
 }
 
 impl<T: BandScalar> KProjectors<T> {
@@ -332,7 +360,7 @@ impl<T: BandScalar> KProjectors<T> {
                 .sum::<usize>();
         }
         Self {
-            shapes: projector_shapes(model, kpt, volume),
+            shapes: species_shapes(model, kpt, volume, &[Part::Value]).swap_remove(0),
             atoms,
             phases,
             g0: kpt.holds_g0(),
@@ -361,7 +389,7 @@ impl<T: BandScalar> KProjectors<T> {
         let build = self.fits_whole() && self.whole().is_none();
         if build {
             let mut whole = Mat::<T>::zeros(self.rows(), self.nproj);
-            self.build_rows(0, self.phases.nrows(), whole.as_mut());
+            self.build_rows(&self.shapes, 0, self.phases.nrows(), whole.as_mut());
             *self.stored.write().unwrap_or_else(|e| e.into_inner()) = Some(whole);
         }
         KeptWhole {
@@ -385,6 +413,12 @@ impl<T: BandScalar> KProjectors<T> {
         Mat::zeros(T::plane_wave_rows(false, 0, b).len(), self.nproj)
     }
 
+    /// A buffer for one block of any part's matrix (up to [`PROJECTOR_BLOCK`] plane waves).
+    fn block_buffer(&self) -> Mat<T> {
+        let b = PROJECTOR_BLOCK.min(self.phases.nrows());
+        Mat::zeros(T::plane_wave_rows(false, 0, b).len(), self.nproj)
+    }
+
     /// Call `f(rows, block)` for every block of P: `block` holds P's rows `rows` of this
     /// representation (the plane waves of one block), built in `buf`.
     fn for_each_block(
@@ -395,21 +429,33 @@ impl<T: BandScalar> KProjectors<T> {
         if let Some(p) = &*self.whole() {
             return f(0..p.nrows(), p.as_ref());
         }
+        self.blocks_of(&self.shapes, buf, f);
+    }
+
+    /// Call `f(rows, block)` for every block of the matrix of `shapes` (P's, or a strain
+    /// derivative's), built in `buf` (a [`Self::block_buffer`]).
+    fn blocks_of(
+        &self,
+        shapes: &Shapes,
+        buf: &mut Mat<T>,
+        mut f: impl FnMut(std::ops::Range<usize>, MatRef<'_, T>),
+    ) {
         let npw = self.phases.nrows();
         for h0 in (0..npw).step_by(PROJECTOR_BLOCK) {
             let h1 = (h0 + PROJECTOR_BLOCK).min(npw);
             let rows = T::plane_wave_rows(self.g0, h0, h1);
             let mut block = buf.as_mut().subrows_mut(0, rows.len());
-            self.build_rows(h0, h1, block.as_mut());
+            self.build_rows(shapes, h0, h1, block.as_mut());
             f(rows, block.as_ref());
         }
     }
 
-    /// The rows of P that hold the local plane waves `h0..h1`, into `block`.
-    fn build_rows(&self, h0: usize, h1: usize, mut block: MatMut<'_, T>) {
+    /// The rows of the matrix of `shapes` that hold the local plane waves `h0..h1`, into
+    /// `block`.
+    fn build_rows(&self, shapes: &Shapes, h0: usize, h1: usize, mut block: MatMut<'_, T>) {
         for (a, &(species, first)) in self.atoms.iter().enumerate() {
             let phase = &column(self.phases.as_ref(), a)[h0..h1];
-            let (shape, ls) = &self.shapes[species];
+            let (shape, ls) = &shapes[species];
             for (c, &l) in ls.iter().enumerate() {
                 let r = &column(shape.as_ref(), c)[h0..h1];
                 let out = col_mut(block.as_mut().subcols_mut(first + c, 1));
@@ -420,12 +466,21 @@ impl<T: BandScalar> KProjectors<T> {
 
     /// `P^H x` on this rank's rows (not summed over the G-vector group).
     fn project_local(&self, x: MatRef<'_, T>) -> Mat<T> {
+        self.project_local_of(None, x)
+    }
+
+    /// `M^H x` on this rank's rows, for M = P (`shapes` None: kept whole or built in blocks)
+    /// or the matrix of `shapes` (built in blocks).
+    fn project_local_of(&self, shapes: Option<&Shapes>, x: MatRef<'_, T>) -> Mat<T> {
         let mut c = Mat::<T>::zeros(self.nproj, x.ncols());
-        let mut buf = self.buffer();
-        self.for_each_block(&mut buf, |rows, p| {
+        let mut add = |rows: std::ops::Range<usize>, m: MatRef<'_, T>| {
             let xs = x.subrows(rows.start, rows.len());
-            planewave_linalg::gemm(c.as_mut(), true, p, true, xs, false);
-        });
+            planewave_linalg::gemm(c.as_mut(), true, m, true, xs, false);
+        };
+        match shapes {
+            None => self.for_each_block(&mut self.buffer(), &mut add),
+            Some(shapes) => self.blocks_of(shapes, &mut self.block_buffer(), &mut add),
+        }
         c
     }
 
@@ -500,13 +555,14 @@ impl<T: BandScalar> KProjectors<T> {
         let (dc, e_nl) = self.coefficients(psi, weights);
         let pairs: Vec<(usize, usize)> = (0..3).flat_map(|a| (a..3).map(move |b| (a, b))).collect();
         let parts: Vec<Part> = pairs.iter().map(|&(a, b)| Part::Strain(a, b)).collect();
-        let mut sums = vec![0.0; parts.len()];
-        let phases = self.phases.as_ref();
-        projector_matrices(model, kpt, volume, phases, &parts, |i, first, dp| {
-            let dpc = overlap(T::from_plane_waves(kpt, &dp).as_ref(), psi);
-            let dc = dc.as_ref().subrows(first, dp.ncols());
-            sums[i] += contract(dpc.as_ref(), dc, weights).iter().sum::<f64>();
-        });
+        // The six derivative matrices block by block from per-species shapes, like P.
+        let mut sums: Vec<f64> = species_shapes(model, kpt, volume, &parts)
+            .iter()
+            .map(|shapes| {
+                let dpc = self.project_local_of(Some(shapes), psi);
+                contract(dpc.as_ref(), dc.as_ref(), weights).iter().sum()
+            })
+            .collect();
         sum_over(&self.group, &mut sums);
         for (&(a, b), &v) in pairs.iter().zip(&sums) {
             de[a][b] += v;
@@ -680,7 +736,47 @@ mod tests {
     use super::*;
     use crate::bands::BandScalar;
 
-    /// The blocks of the compact projectors side by side, against P built directly.
+    /// The matrix of `part` for every atom, built directly, in `T`'s representation.
+    fn direct_matrix<T: BandScalar>(s: &crate::setup::Setup, kpt: &Kpoint, part: Part) -> Mat<T> {
+        let mut direct = Mat::<T>::zeros(kpt.dim(), columns(&s.model).len());
+        projector_matrices(&s.model, kpt, s.basis.volume, &[part], |_, first, p| {
+            let mut cols = direct.as_mut().subcols_mut(first, p.ncols());
+            cols.copy_from(T::from_plane_waves(kpt, &p));
+        });
+        direct
+    }
+
+    /// The rows of `m`, built block by block by `blocks`, side by side.
+    fn side_by_side<T: BandScalar>(
+        rows: usize,
+        cols: usize,
+        blocks: impl FnOnce(&mut dyn FnMut(std::ops::Range<usize>, MatRef<'_, T>)),
+    ) -> Mat<T> {
+        let mut built = Mat::<T>::zeros(rows, cols);
+        let mut covered = 0;
+        blocks(&mut |r, p| {
+            assert_eq!(r.start, covered, "blocks in order, no gap");
+            covered = r.end;
+            built.as_mut().subrows_mut(r.start, r.len()).copy_from(p);
+        });
+        assert_eq!(covered, rows, "every row");
+        built
+    }
+
+    fn assert_close<T: BandScalar>(built: &Mat<T>, direct: &Mat<T>, what: &str) {
+        let mut err: f64 = 0.0;
+        let mut big: f64 = 0.0;
+        for j in 0..built.ncols() {
+            for i in 0..built.nrows() {
+                err = err.max((built[(i, j)] - direct[(i, j)]).abs2().sqrt());
+                big = big.max(direct[(i, j)].abs2().sqrt());
+            }
+        }
+        assert!(big > 0.0 && err < 1e-13 * big, "{what}: {err:e} of {big:e}");
+    }
+
+    /// The blocks of the compact projectors (and of their strain derivatives) side by side,
+    /// against the matrices built directly; P kept whole equals its blocks.
     fn blocks_equal_the_direct_matrix<T: BandScalar>(case: &str) {
         let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../../tests/data")
@@ -689,54 +785,33 @@ mod tests {
         let s = crate::setup::build(spec).unwrap_or_else(|e| panic!("{e}"));
         for kpt in &s.basis.kpoints {
             let proj = KProjectors::<T>::new(&s.model, kpt, s.basis.volume);
+            let (rows, cols) = (kpt.dim(), proj.nproj());
+            let built =
+                side_by_side::<T>(rows, cols, |f| proj.for_each_block(&mut proj.buffer(), f));
+            assert_close(&built, &direct_matrix(&s, kpt, Part::Value), case);
             // These cells' P are small enough to be kept whole: built by the same blocks.
             assert!(
                 proj.whole().is_none(),
                 "{case}: P is not kept before it is asked for"
             );
             let kept = proj.keep_whole();
-            let stored = proj.whole().clone().expect("a small P is kept whole");
+            assert!(
+                *proj.whole() == Some(built),
+                "{case}: the kept P is the blocks' P"
+            );
             drop(kept);
             assert!(
                 proj.whole().is_none(),
                 "{case}: P is dropped with its guard"
             );
-            let mut direct = Mat::<T>::zeros(kpt.dim(), proj.nproj());
-            let phases = proj.phases.as_ref();
-            let value = [Part::Value];
-            projector_matrices(
-                &s.model,
-                kpt,
-                s.basis.volume,
-                phases,
-                &value,
-                |_, first, p| {
-                    let mut cols = direct.as_mut().subcols_mut(first, p.ncols());
-                    cols.copy_from(T::from_plane_waves(kpt, &p));
-                },
-            );
-            let mut built = Mat::<T>::zeros(kpt.dim(), proj.nproj());
-            let mut buf = proj.buffer();
-            let mut covered = 0;
-            proj.for_each_block(&mut buf, |rows, p| {
-                assert_eq!(rows.start, covered, "{case}: blocks in order, no gap");
-                covered = rows.end;
-                built
-                    .as_mut()
-                    .subrows_mut(rows.start, rows.len())
-                    .copy_from(p);
-            });
-            assert_eq!(covered, kpt.dim(), "{case}: every row");
-            let mut err: f64 = 0.0;
-            let mut big: f64 = 0.0;
-            for j in 0..built.ncols() {
-                for i in 0..built.nrows() {
-                    err = err.max((built[(i, j)] - direct[(i, j)]).abs2().sqrt());
-                    big = big.max(direct[(i, j)].abs2().sqrt());
-                }
+            for part in [Part::Strain(0, 0), Part::Strain(0, 2), Part::Strain(1, 2)] {
+                let shapes = species_shapes(&s.model, kpt, s.basis.volume, &[part]);
+                let built = side_by_side::<T>(rows, cols, |f| {
+                    proj.blocks_of(&shapes[0], &mut proj.block_buffer(), f)
+                });
+                let what = format!("{case} {part:?}");
+                assert_close(&built, &direct_matrix(&s, kpt, part), &what);
             }
-            assert!(big > 0.0 && err < 1e-13 * big, "{case}: {err:e} of {big:e}");
-            assert!(stored == built, "{case}: the stored P is the blocks' P");
         }
     }
 
