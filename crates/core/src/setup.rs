@@ -485,12 +485,12 @@ pub const MPI_LIBRARY_SHARE: f64 = 12.0 * 1048576.0;
 /// transforms' buffers); a fixed base (program, libraries, thread stacks).
 ///
 /// Calibration (2026-11-23, with projectors built block by block above
-/// `STORED_PROJECTORS_MAX`, the 1 MiB mmap threshold of the CLI, the density plan's buffers
-/// freed between uses and products in slabs of at most 4 MiB of A; `RAYON_NUM_THREADS=1`,
-/// peak RSS; [`MPI_LIBRARY_SHARE`] added under MPI by the caller): si64_lda_gth_gamma one
-/// rank 250.5 MiB (this gives 252), two MPI ranks 159 MiB each (159); si8_lda_gth_displaced
-/// one rank 66 MiB (54; its P is stored, 15 MB over 8 k-points), two MPI k-point groups
-/// 59 MiB each (55); examples/si.toml 21 MiB (24).
+/// `STORED_PROJECTORS_MAX` and one k-point's P kept whole at a time below it, the 1 MiB mmap
+/// threshold of the CLI, the density plan's buffers freed between uses and products in slabs
+/// of at most 4 MiB of A; `RAYON_NUM_THREADS=1`, peak RSS; [`MPI_LIBRARY_SHARE`] added under
+/// MPI by the caller): si64_lda_gth_gamma one rank 250.5 MiB (this gives 252), two MPI ranks
+/// 159 MiB each (160); si8_lda_gth_displaced one rank 48 MiB (45), two MPI k-point groups
+/// 54 MiB each (52); examples/si.toml 21 MiB (23).
 pub fn memory_per_rank(
     model: &Model,
     ecut: f64,

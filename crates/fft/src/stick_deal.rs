@@ -31,8 +31,8 @@ pub struct StickDistribution {
     owner: Vec<usize>,
     /// Sticks of each rank, ascending.
     by_rank: Vec<Vec<usize>>,
-    /// Stick and z index of every G-vector of the global list (u32: these two are the only
-    /// per-G arrays of the whole sphere a plan keeps, and a stick or z index fits).
+    /// Stick and z index of every G-vector of the global list (u32: the distribution's only
+    /// arrays over the whole sphere, and a stick or z index fits).
     g_stick: Vec<u32>,
     g_z: Vec<u32>,
 }
