@@ -13,6 +13,7 @@ pub mod density;
 pub mod efficiency;
 pub mod eigensolver;
 pub mod energies;
+pub mod exx;
 pub mod forces;
 pub mod gvectors;
 pub mod hamiltonian;
