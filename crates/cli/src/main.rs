@@ -826,17 +826,16 @@ fn run_relax(
     let (poscar, _) = relax::files::poscar(&r.setup.model, &r.setup.spec.title);
     let poscar_path = sibling(input, "relaxed.vasp");
     let json_path = json.unwrap_or_else(|| sibling(input, "json"));
+    let doc = planewave_core::results::relax_to_json(&r);
+    let text = serde_json::to_string_pretty(&doc).expect("results serialise");
     if let Some(reason) = r.stopped {
-        let doc = planewave_core::results::relax_to_json(&r);
-        let text = serde_json::to_string_pretty(&doc).expect("results serialise");
+        // A stopped relaxation has no relaxed structure to write: the results JSON only.
         if let Err(e) = out.write(&json_path, &text) {
             return out.fail(&format!("error: {e}"));
         }
         let at = format!("ionic step {}", r.steps.len());
         return stopped(out, reason, &at, "relax", input, checkpoint);
     }
-    let doc = planewave_core::results::relax_to_json(&r);
-    let text = serde_json::to_string_pretty(&doc).expect("results serialise");
     for (path, text) in [(&poscar_path, &poscar), (&json_path, &text)] {
         if let Err(e) = out.write(path, text) {
             return out.fail(&format!("error: {e}"));

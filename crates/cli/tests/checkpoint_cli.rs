@@ -43,17 +43,15 @@ fn si2_written(name: &str, file: &str) -> (PathBuf, PathBuf, PathBuf, String, Ve
     (dir, ck, j, input, bytes)
 }
 
-/// `planewave run input -q --json json <flag> <file>`.
+/// The arguments `run input -q --json json <flag> <file>`.
+fn quiet_args<'a>(input: &'a str, json: &'a Path, flag: &'a str, file: &'a str) -> Vec<&'a str> {
+    let json = json.to_str().unwrap();
+    vec!["run", input, "-q", "--json", json, flag, file]
+}
+
+/// `planewave` with [`quiet_args`].
 fn quiet_run(input: &str, json: &Path, flag: &str, file: &str) -> Output {
-    planewave(&[
-        "run",
-        input,
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-        flag,
-        file,
-    ])
+    planewave(&quiet_args(input, json, flag, file))
 }
 
 fn text(b: &[u8]) -> String {
@@ -220,17 +218,8 @@ fn a_time_limit_stops_cleanly_with_a_checkpoint_to_resume() {
     let ck = dir.join("t.ckpt");
     let j = dir.join("t.json");
     let input = data("si8_lda_gth_displaced");
-    let args = [
-        "run",
-        &input,
-        "-q",
-        "--json",
-        j.to_str().unwrap(),
-        "--checkpoint",
-        ck.to_str().unwrap(),
-        "--time-limit",
-        "1s",
-    ];
+    let mut args = quiet_args(&input, &j, "--checkpoint", ck.to_str().unwrap());
+    args.extend(["--time-limit", "1s"]);
     let out = planewave(&args);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
@@ -295,15 +284,7 @@ fn a_writer_killed_mid_write_leaves_the_previous_checkpoint_valid() {
     let ck_s = ck.to_str().unwrap();
     // The second run dies (SIGABRT, no clean-up) 5000 bytes into writing its checkpoint.
     let out = Command::new(BIN)
-        .args([
-            "run",
-            &input,
-            "-q",
-            "--json",
-            j.to_str().unwrap(),
-            "--checkpoint",
-            ck_s,
-        ])
+        .args(quiet_args(&input, &j, "--checkpoint", ck_s))
         .env("PLANEWAVE_CHECKPOINT_ABORT_AFTER", "5000")
         .output()
         .unwrap();

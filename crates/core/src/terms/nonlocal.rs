@@ -406,11 +406,10 @@ impl<T: BandScalar> KProjectors<T> {
     /// A buffer for one block of P (up to [`PROJECTOR_BLOCK`] plane waves; none when P is
     /// kept whole).
     fn buffer(&self) -> Mat<T> {
-        let b = match *self.whole() {
-            Some(_) => 0,
-            None => PROJECTOR_BLOCK.min(self.phases.nrows()),
-        };
-        Mat::zeros(T::plane_wave_rows(false, 0, b).len(), self.nproj)
+        match *self.whole() {
+            Some(_) => Mat::zeros(0, self.nproj),
+            None => self.block_buffer(),
+        }
     }
 
     /// A buffer for one block of any part's matrix (up to [`PROJECTOR_BLOCK`] plane waves).
