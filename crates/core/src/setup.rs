@@ -488,7 +488,7 @@ pub const MPI_LIBRARY_SHARE: f64 = 12.0 * 1048576.0;
 /// `STORED_PROJECTORS_MAX` and one k-point's P kept whole at a time below it, the 1 MiB mmap
 /// threshold of the CLI, the density plan's buffers freed between uses and products in slabs
 /// of at most 4 MiB of A; `RAYON_NUM_THREADS=1`, peak RSS; [`MPI_LIBRARY_SHARE`] added under
-/// MPI by the caller): si64_lda_gth_gamma one rank 250.5 MiB (this gives 252), two MPI ranks
+/// MPI by the caller): si64_lda_gth_gamma one rank 245 MiB (this gives 252), two MPI ranks
 /// 159 MiB each (160); si8_lda_gth_displaced one rank 48 MiB (45), two MPI k-point groups
 /// 54 MiB each (52); examples/si.toml 21 MiB (23).
 pub fn memory_per_rank(
