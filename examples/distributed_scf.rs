@@ -51,6 +51,7 @@ fn model() -> Model {
         starting_magnetization: vec![0.0; 2],
         n_electrons: 8.0,
         symmetries: vec![SymOp::identity()],
+        hybrid: None,
     }
 }
 

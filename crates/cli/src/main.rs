@@ -638,11 +638,7 @@ fn run_scf(
         report::iteration_header();
     }
     let t_build = since(t_start);
-    let result = scf::run_from(&s.model, &s.basis, &s.params, start, |it| {
-        if out.talks() {
-            report::iteration(it);
-        }
-    });
+    let result = scf::run_observed(&s.model, &s.basis, &s.params, start, Printer(out));
     let r = match result {
         Ok(r) => r,
         Err(e) => return out.fail(&format!("error: {}: {e}", input.display())),
@@ -715,6 +711,22 @@ fn run_scf(
             );
         }
         ExitCode::from(1)
+    }
+}
+
+/// Prints SCF iterations and a hybrid run's outer steps (unless quiet).
+struct Printer<'a>(&'a Output);
+
+impl scf::ScfObserver for Printer<'_> {
+    fn iteration(&mut self, info: &IterationInfo) {
+        if self.0.talks() {
+            report::iteration(info);
+        }
+    }
+    fn exx_step(&mut self, info: &scf::ExxStepInfo) {
+        if self.0.talks() {
+            report::exx_step(info);
+        }
     }
 }
 

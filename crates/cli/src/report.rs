@@ -6,7 +6,7 @@ use planewave_core::forces::Forces;
 use planewave_core::input::units::BOHR_PER_ANGSTROM;
 use planewave_core::model::SpinMode;
 use planewave_core::relax::StepInfo;
-use planewave_core::scf::{IterationInfo, ScfResult};
+use planewave_core::scf::{ExxStepInfo, IterationInfo, ScfResult};
 use planewave_core::setup::Setup;
 use planewave_core::stress::{Stress, HA_PER_BOHR3_IN_GPA};
 use std::path::Path;
@@ -62,6 +62,18 @@ pub fn setup(s: &Setup) {
         m.n_electrons,
         s.params.nbands
     );
+    if let Some(h) = &m.hybrid {
+        println!(
+            "hybrid: {:.0}% exact exchange ({} kernel; x_gamma extrapolation {}; q grid {}x{}x{}), the rest {}; semilocal SCF first, then outer steps with the compressed exchange operator",
+            100.0 * h.fraction,
+            h.kernel.screening.map_or("Coulomb".to_string(), |w| format!("erfc, screening {w} 1/bohr")),
+            if h.kernel.x_gamma_extrapolation { "on" } else { "off" },
+            h.kernel.q_grid[0],
+            h.kernel.q_grid[1],
+            h.kernel.q_grid[2],
+            m.functional.name()
+        );
+    }
     println!(
         "symmetry operations {}  k-points {} ({} before symmetry)",
         m.symmetries.len(),
@@ -174,6 +186,14 @@ pub fn iteration(it: &IterationInfo) {
     );
 }
 
+/// One line per outer step of a hybrid run (after its inner SCF loop).
+pub fn exx_step(x: &ExxStepInfo) {
+    println!(
+        "exx   step {:>3}: energy {:.10} Ha  Fock energy {:.10} Ha  dexx {:.3e} Ha  ({} inner iterations, {:.2} s)",
+        x.step, x.energy, x.fock_energy, x.dexx, x.inner_iterations, x.seconds
+    );
+}
+
 /// Final summary.
 pub fn summary(s: &Setup, r: &ScfResult) {
     let e = &r.energies;
@@ -194,6 +214,7 @@ pub fn summary(s: &Setup, r: &ScfResult) {
         ("nonlocal", e.nonlocal),
         ("hartree", e.hartree),
         ("xc", e.xc),
+        ("exact exchange", e.exact_exchange),
         ("ewald", e.ewald),
         ("-TS (smearing)", e.minus_ts),
     ] {

@@ -9,7 +9,7 @@
 //! distributed transform ([`crate::gvectors::KDist`]) with the whole band block at once; the
 //! serial path transforms bands on rayon threads with sphere-restricted FFTs.
 
-use crate::basis::Kpoint;
+use crate::basis::{Basis, Kpoint};
 use crate::gvectors::FIELDS_PER_ROUND;
 use num_complex::Complex64;
 use planewave_fft::Fft3d;
@@ -55,6 +55,19 @@ pub trait BandScalar: Scalar {
     /// The bands multiplied coefficient by coefficient by `i (k+G)_dir` (the gradient along
     /// Cartesian `dir`), in this representation.
     fn times_i_kpg(kpt: &Kpoint, psi: MatRef<'_, Self>, dir: usize) -> Mat<Self>;
+    /// The bands' values `u(r) = sum_G c(G) e^{iGr}` (the periodic part, no 1/sqrt(Omega)) at
+    /// this rank's grid points, one field per column: real for Γ-real bands. Collective on
+    /// the G-vector group.
+    fn to_grid(kpt: &Kpoint, fft: &Fft3d, psi: MatRef<'_, Self>) -> Vec<Vec<Self>>;
+    /// Band vectors of grid fields: the coefficients `(1/N) sum_r f(r) e^{-iGr}` on the
+    /// k-point's plane waves, one column per field (for Γ-real bands the fields must be
+    /// real). Collective on the G-vector group.
+    fn from_grid(kpt: &Kpoint, fft: &Fft3d, fields: &[Vec<Self>]) -> Mat<Self>;
+    /// Every field replaced by its convolution with `kernel`: `FFT^-1[kernel(G) FFT[f](G)]`
+    /// over the density sphere (`kernel` on this rank's sphere entries). Real fields go two
+    /// per complex transform, which needs `kernel(-G) = kernel(G)`. Collective on the
+    /// G-vector group.
+    fn convolve(basis: &Basis, kernel: &[f64], fields: &mut [Vec<Self>]);
     /// A seeded random starting block of the bands `bands` (global indices), damped at high
     /// kinetic energy: band `b` is drawn from the stream `(seed, b)`, so a band's start does
     /// not depend on who computes it.
@@ -255,6 +268,70 @@ impl BandScalar for Complex64 {
         })
     }
 
+    fn to_grid(kpt: &Kpoint, fft: &Fft3d, psi: MatRef<'_, Self>) -> Vec<Vec<Self>> {
+        let nb = psi.ncols();
+        if let Some(d) = &kpt.dist {
+            let coeffs: Vec<Complex64> = (0..nb).flat_map(|j| column(psi, j).to_vec()).collect();
+            let real = d.to_real(&coeffs, nb);
+            return real
+                .chunks(d.layout().len().max(1))
+                .take(nb)
+                .map(<[_]>::to_vec)
+                .collect();
+        }
+        let n = fft.grid().len();
+        (0..nb)
+            .into_par_iter()
+            .map(|j| {
+                let mut grid = zeros(n);
+                kpt.map.place(column(psi, j), &mut grid);
+                fft.backward_sphere(&mut grid, &kpt.sticks);
+                grid
+            })
+            .collect()
+    }
+
+    fn from_grid(kpt: &Kpoint, fft: &Fft3d, fields: &[Vec<Self>]) -> Mat<Self> {
+        let n = fft.grid().len();
+        let scale = 1.0 / n as f64;
+        let mut out = Mat::<Self>::zeros(kpt.dim(), fields.len());
+        if let Some(d) = &kpt.dist {
+            let mut real: Vec<Complex64> = fields.concat();
+            let coeffs = d.from_real(&mut real, fields.len(), scale);
+            for (j, c) in coeffs
+                .chunks(d.n_coeffs().max(1))
+                .take(fields.len())
+                .enumerate()
+            {
+                col_mut(out.as_mut().subcols_mut(j, 1)).copy_from_slice(c);
+            }
+            return out;
+        }
+        out.par_col_iter_mut().zip(fields).for_each(|(col, f)| {
+            let mut grid = f.clone();
+            fft.forward_sphere_unnormalized(&mut grid, &kpt.sticks);
+            let res = col
+                .try_as_col_major_mut()
+                .expect("column-major")
+                .as_slice_mut();
+            kpt.map.gather(&grid, scale, res);
+        });
+        out
+    }
+
+    fn convolve(basis: &Basis, kernel: &[f64], fields: &mut [Vec<Self>]) {
+        let one = |f: &mut Vec<Self>| {
+            let mut c = basis.rho_forward(std::mem::take(f));
+            c.iter_mut().zip(kernel).for_each(|(z, v)| *z *= v);
+            *f = basis.rho_backward(&c);
+        };
+        if basis.rho_dist.is_some() {
+            fields.iter_mut().for_each(one);
+        } else {
+            fields.par_iter_mut().for_each(one);
+        }
+    }
+
     fn random(kpt: &Kpoint, bands: &[usize], seed: u64) -> Mat<Self> {
         let (rows, n) = global_rows(kpt);
         random_columns(&rows, n, &kpt.kinetic, bands, seed, 2, |x, t| {
@@ -366,6 +443,42 @@ fn store(out: &mut [f64], h: usize, z: Complex64, g0: bool) {
         out[i] = SQRT_2 * z.re;
         out[i + 1] = SQRT_2 * z.im;
     }
+}
+
+/// Real fields of `nb` bands from complex fields holding two each (`a + ib`).
+fn split_pairs(pairs: &[Vec<Complex64>], nb: usize) -> Vec<Vec<f64>> {
+    let mut out = Vec::with_capacity(nb);
+    for (p, z) in pairs.iter().enumerate() {
+        out.push(z.iter().map(|v| v.re).collect());
+        if 2 * p + 1 < nb {
+            out.push(z.iter().map(|v| v.im).collect());
+        }
+    }
+    out
+}
+
+/// Complex fields `a + ib` of real fields taken two by two (the last alone when odd).
+fn join_pairs(fields: &[Vec<f64>]) -> Vec<Vec<Complex64>> {
+    fields
+        .chunks(2)
+        .map(|p| match p {
+            [a, b] => a
+                .iter()
+                .zip(b)
+                .map(|(&x, &y)| Complex64::new(x, y))
+                .collect(),
+            _ => p[0].iter().map(|&x| Complex64::new(x, 0.0)).collect(),
+        })
+        .collect()
+}
+
+/// Columns `2p` and (if it exists) `2p + 1` of `out` as slices.
+fn pair_columns(out: MatMut<'_, f64>, p: usize) -> (&mut [f64], Option<&mut [f64]>) {
+    let nb = out.ncols();
+    let pair = out.subcols_mut(2 * p, (nb - 2 * p).min(2));
+    let (ca, cb) = pair.split_at_col_mut(1);
+    let rb = (cb.ncols() == 1).then(|| col_mut(cb));
+    (col_mut(ca), rb)
 }
 
 /// Γ-real bands on a distributed k-point: `(T + V) psi` into `out`, two bands per field.
@@ -561,6 +674,98 @@ impl BandScalar for f64 {
             }
         }
         out
+    }
+
+    fn to_grid(kpt: &Kpoint, fft: &Fft3d, psi: MatRef<'_, Self>) -> Vec<Vec<Self>> {
+        let nb = psi.ncols();
+        let n_pairs = nb.div_ceil(2);
+        let second = |p: usize| (2 * p + 1 < nb).then(|| column(psi, 2 * p + 1));
+        let pairs: Vec<Vec<Complex64>> = if let Some(d) = &kpt.dist {
+            let ng = d.n_coeffs();
+            let mut coeffs = vec![Complex64::new(0.0, 0.0); n_pairs * ng];
+            for (p, f) in coeffs.chunks_mut(ng.max(1)).take(n_pairs).enumerate() {
+                place_pair(
+                    column(psi, 2 * p),
+                    second(p),
+                    kpt.holds_g0(),
+                    d.mirror_positions(),
+                    f,
+                );
+            }
+            let real = d.to_real(&coeffs, n_pairs);
+            real.chunks(d.layout().len().max(1))
+                .take(n_pairs)
+                .map(<[_]>::to_vec)
+                .collect()
+        } else {
+            let n = fft.grid().len();
+            (0..n_pairs)
+                .into_par_iter()
+                .map(|p| {
+                    let mut grid = zeros(n);
+                    scatter_pair(kpt, column(psi, 2 * p), second(p), &mut grid);
+                    fft.backward_sphere(&mut grid, &kpt.sticks);
+                    grid
+                })
+                .collect()
+        };
+        split_pairs(&pairs, nb)
+    }
+
+    fn from_grid(kpt: &Kpoint, fft: &Fft3d, fields: &[Vec<Self>]) -> Mat<Self> {
+        let nb = fields.len();
+        let scale = 1.0 / fft.grid().len() as f64;
+        let mut out = Mat::<Self>::zeros(kpt.dim(), nb);
+        let g0 = kpt.holds_g0();
+        if let Some(d) = &kpt.dist {
+            let mut real: Vec<Complex64> = join_pairs(fields).concat();
+            let n_pairs = nb.div_ceil(2);
+            let coeffs = d.from_real(&mut real, n_pairs, scale);
+            for (p, f) in coeffs.chunks(d.n_coeffs().max(1)).take(n_pairs).enumerate() {
+                let (ra, rb) = pair_columns(out.as_mut(), p);
+                separate_pair(f, 1.0, g0, d.mirror_positions(), ra, rb);
+            }
+            return out;
+        }
+        let neg = kpt.map_neg.as_ref().expect("Γ-real k-point");
+        let joined = join_pairs(fields);
+        out.par_col_chunks_mut(2)
+            .zip(joined)
+            .for_each(|(pair, mut grid)| {
+                fft.forward_sphere_unnormalized(&mut grid, &kpt.sticks);
+                let (ca, cb) = pair.split_at_col_mut(1);
+                let rb = (cb.ncols() == 1).then(|| col_mut(cb));
+                let slots = kpt.map.indices().iter().zip(neg.indices());
+                separate_pair(
+                    &grid,
+                    scale,
+                    true,
+                    slots.map(|(&p, &m)| (p, m)),
+                    col_mut(ca),
+                    rb,
+                );
+            });
+        out
+    }
+
+    fn convolve(basis: &Basis, kernel: &[f64], fields: &mut [Vec<Self>]) {
+        // kernel(-G) = kernel(G) keeps a real field real: a + ib convolves to conv(a) + i conv(b).
+        let pair = |p: &mut [Vec<Self>]| {
+            let joined = join_pairs(p).pop().expect("one pair");
+            let mut c = basis.rho_forward(joined);
+            c.iter_mut().zip(kernel).for_each(|(z, v)| *z *= v);
+            let z = basis.rho_backward(&c);
+            for (i, f) in p.iter_mut().enumerate() {
+                f.iter_mut()
+                    .zip(&z)
+                    .for_each(|(x, z)| *x = if i == 0 { z.re } else { z.im });
+            }
+        };
+        if basis.rho_dist.is_some() {
+            fields.chunks_mut(2).for_each(pair);
+        } else {
+            fields.par_chunks_mut(2).for_each(pair);
+        }
     }
 
     fn random(kpt: &Kpoint, bands: &[usize], seed: u64) -> Mat<Self> {

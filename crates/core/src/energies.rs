@@ -13,8 +13,12 @@ pub struct Energies {
     pub nonlocal: f64,
     /// Hartree energy.
     pub hartree: f64,
-    /// Exchange–correlation energy (with the NLCC core density).
+    /// Exchange–correlation energy (with the NLCC core density): for a hybrid, its semilocal
+    /// part.
     pub xc: f64,
+    /// Exact (Fock) exchange energy of a hybrid functional, its fraction included (QE's
+    /// `+ Fock energy`); 0 otherwise.
+    pub exact_exchange: f64,
     /// Ion–ion (Ewald) energy.
     pub ewald: f64,
     /// Smearing term -TS (0 without smearing).
@@ -33,6 +37,7 @@ impl Energies {
                 "nonlocal" => &mut e.nonlocal,
                 "hartree" => &mut e.hartree,
                 "xc" => &mut e.xc,
+                "exact_exchange" => &mut e.exact_exchange,
                 "ewald" => &mut e.ewald,
                 "minus_ts" => &mut e.minus_ts,
                 "core_correction" => continue, // inside xc
@@ -45,7 +50,13 @@ impl Energies {
 
     /// Internal energy E (no smearing term).
     pub fn internal(&self) -> f64 {
-        self.kinetic + self.local + self.nonlocal + self.hartree + self.xc + self.ewald
+        self.kinetic
+            + self.local
+            + self.nonlocal
+            + self.hartree
+            + self.xc
+            + self.exact_exchange
+            + self.ewald
     }
     /// Free energy F = E - TS: what Quantum ESPRESSO prints as "! total energy".
     pub fn total(&self) -> f64 {

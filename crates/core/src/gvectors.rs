@@ -182,6 +182,27 @@ impl KDist {
         });
     }
 
+    /// The values at this rank's real-space points of `nf` fields given by their local
+    /// coefficients (`nf * n_coeffs`): `nf * layout().len()` values, field after field.
+    /// Collective.
+    pub fn to_real(&self, coeffs: &[Complex64], nf: usize) -> Vec<Complex64> {
+        let mut fft = self.fft.lock().unwrap_or_else(|e| e.into_inner());
+        let mut real = vec![Complex64::new(0.0, 0.0); nf * fft.n_real_local()];
+        fft.backward_bands(coeffs, nf, FIELDS_PER_EXCHANGE.min(nf).max(1), &mut real);
+        real
+    }
+
+    /// The inverse of [`Self::to_real`] with the coefficients multiplied by `scale`: `real`
+    /// (`nf` fields at this rank's points, overwritten) to `nf * n_coeffs` local
+    /// coefficients. Collective.
+    pub fn from_real(&self, real: &mut [Complex64], nf: usize, scale: f64) -> Vec<Complex64> {
+        let mut fft = self.fft.lock().unwrap_or_else(|e| e.into_inner());
+        let mut coeffs = vec![Complex64::new(0.0, 0.0); nf * self.n_coeffs];
+        let per = FIELDS_PER_EXCHANGE.min(nf).max(1);
+        fft.forward_bands_scaled(real, nf, per, scale, &mut coeffs);
+        coeffs
+    }
+
     /// `acc[r] += sum_f (wr_f Re(psi_f(r))^2 + wi_f Im(psi_f(r))^2)` at this rank's
     /// real-space points `r`, with `psi_f = FFT^-1[field f]` and `weights[f] = (wr_f, wi_f)`.
     /// `fields` is used as scratch. Collective.

@@ -1,11 +1,12 @@
 //! The Kohn–Sham Hamiltonian of one k-point and spin, applied to blocks of bands.
 //!
-//! `H psi = T psi + V_nl psi + FFT^-1[ V_eff(r) FFT[psi] ]`, where V_eff = V_loc + V_H + V_xc of the
-//! spin channel. Bands of a block go through the grid in parallel (rayon, see
+//! `H psi = T psi + V_nl psi + FFT^-1[ V_eff(r) FFT[psi] ] (+ V_x psi)`, where V_eff = V_loc +
+//! V_H + V_xc of the spin channel and V_x a hybrid's compressed exchange operator. Bands of a block go through the grid in parallel (rayon, see
 //! [`crate::bands::BandScalar`]); the nonlocal part is two GEMMs on the whole block.
 
 use crate::bands::BandScalar;
 use crate::basis::Kpoint;
+use crate::exx::ace::Ace;
 use crate::terms::nonlocal::KProjectors;
 use planewave_fft::Fft3d;
 use planewave_linalg::{Mat, MatMut, MatRef};
@@ -20,6 +21,8 @@ pub struct KHamiltonian<'a, T: BandScalar> {
     pub veff: &'a [f64],
     /// Nonlocal projectors of this k-point.
     pub proj: &'a KProjectors<T>,
+    /// A hybrid's compressed exchange operator of this block, when exact exchange is on.
+    pub exchange: Option<&'a Ace<T>>,
 }
 
 impl<'a, T: BandScalar> KHamiltonian<'a, T> {
@@ -30,7 +33,14 @@ impl<'a, T: BandScalar> KHamiltonian<'a, T> {
             fft,
             veff,
             proj,
+            exchange: None,
         }
+    }
+
+    /// With the exchange operator `ace` (None: none).
+    pub fn with_exchange(mut self, ace: Option<&'a Ace<T>>) -> Self {
+        self.exchange = ace;
+        self
     }
 
     /// Length of a band vector.
@@ -41,6 +51,9 @@ impl<'a, T: BandScalar> KHamiltonian<'a, T> {
     /// `out = H psi` for the block `psi` (dim x nb, column per band).
     pub fn apply(&self, psi: MatRef<'_, T>, mut out: MatMut<'_, T>) {
         T::apply_local(self.kpt, self.fft, self.veff, psi, out.as_mut());
+        if let Some(x) = self.exchange {
+            x.apply_add(self.kpt, psi, out.as_mut());
+        }
         self.proj.apply_add(psi, out);
     }
 

@@ -50,6 +50,8 @@ pub struct Model {
     pub n_electrons: f64,
     /// Space-group operations used for k-point reduction and density symmetrisation.
     pub symmetries: Vec<SymOp>,
+    /// The exact-exchange part of a hybrid functional (None: a semilocal functional).
+    pub hybrid: Option<crate::exx::Hybrid>,
 }
 
 impl Model {

@@ -91,8 +91,15 @@ fn scf_json(setup: &Setup, r: &ScfResult) -> Value {
         "internal_energy_ha": e.internal(),
         "energy_terms_ha": {
             "kinetic": e.kinetic, "local": e.local, "nonlocal": e.nonlocal, "hartree": e.hartree,
-            "xc": e.xc, "ewald": e.ewald, "minus_ts": e.minus_ts, "one_electron": e.one_electron(),
+            "xc": e.xc, "exact_exchange": e.exact_exchange, "ewald": e.ewald, "minus_ts": e.minus_ts,
+            "one_electron": e.one_electron(),
         },
+        "functional": setup.model.functional.name(),
+        "hybrid": setup.model.hybrid.map(|h| json!({
+            "exx_fraction": h.fraction, "screening_bohr_inv": h.kernel.screening,
+            "x_gamma_extrapolation": h.kernel.x_gamma_extrapolation, "q_grid": h.kernel.q_grid,
+        })),
+        "exx_steps": r.exx_steps,
         "fermi_level_ha": fermi,
         "fermi_levels_per_spin_ha": r.occupations.fermi,
         "homo_ha": r.occupations.homo,

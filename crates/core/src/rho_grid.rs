@@ -130,7 +130,8 @@ impl Basis {
     }
 
     /// Complex values at this rank's grid points of a field on the density sphere.
-    fn rho_backward(&self, field_g: &[Complex64]) -> Vec<Complex64> {
+    /// Collective on the G-vector group.
+    pub(crate) fn rho_backward(&self, field_g: &[Complex64]) -> Vec<Complex64> {
         if let Some(d) = &self.rho_dist {
             return d.backward(field_g);
         }
@@ -140,8 +141,9 @@ impl Basis {
         grid
     }
 
-    /// Density-sphere coefficients of a complex field at this rank's grid points.
-    fn rho_forward(&self, mut field_r: Vec<Complex64>) -> Vec<Complex64> {
+    /// Density-sphere coefficients (with 1/N) of a complex field at this rank's grid points.
+    /// Collective on the G-vector group.
+    pub(crate) fn rho_forward(&self, mut field_r: Vec<Complex64>) -> Vec<Complex64> {
         if let Some(d) = &self.rho_dist {
             return d.forward(field_r);
         }

@@ -11,6 +11,7 @@ use crate::checkpoint::{self, Snapshot};
 use crate::density::{self, Density};
 use crate::eigensolver::Eigensolver;
 use crate::energies::Energies;
+use crate::exx::ace::{Ace, Operators};
 use crate::hamiltonian::KHamiltonian;
 use crate::mixing::AndersonMixer;
 use crate::model::Model;
@@ -85,6 +86,41 @@ pub struct IterationInfo {
     pub eigensolver_iterations: f64,
 }
 
+/// What one outer step of a hybrid run reports: the exchange operator rebuilt from the bands
+/// its inner SCF loop converged.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ExxStepInfo {
+    /// 1-based outer step.
+    pub step: usize,
+    /// SCF iterations of its inner loop.
+    pub inner_iterations: usize,
+    /// Total energy with the Fock energy of the new bands (Ha).
+    pub energy: f64,
+    /// Fock energy of the new bands, `(1/2) sum w <psi|V_x[psi]|psi>` (Ha; QE's `+ Fock
+    /// energy`).
+    pub fock_energy: f64,
+    /// The estimated exchange error `fock1 - (fock0 + fock2)/2` (Ha; QE's `dexx`): `fock1` the
+    /// new bands with the old operator, `fock0`/`fock2` the old/new bands with their own.
+    pub dexx: f64,
+    /// Seconds of the step (inner loop and operator).
+    pub seconds: f64,
+}
+
+/// Receives an SCF run's progress: every iteration, and a hybrid run's outer steps.
+/// Any `FnMut(&IterationInfo)` is one that ignores the outer steps.
+pub trait ScfObserver {
+    /// After every SCF iteration.
+    fn iteration(&mut self, info: &IterationInfo);
+    /// After every outer step of a hybrid run.
+    fn exx_step(&mut self, _info: &ExxStepInfo) {}
+}
+
+impl<F: FnMut(&IterationInfo)> ScfObserver for F {
+    fn iteration(&mut self, info: &IterationInfo) {
+        self(info)
+    }
+}
+
 /// Timings per phase, seconds.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Timings {
@@ -123,8 +159,10 @@ pub struct ScfResult {
     pub magnetization: (f64, f64),
     /// `Wavefunctions[spin][k]`.
     pub wavefunctions: Wavefunctions,
-    /// Per-iteration history.
+    /// Per-iteration history (all SCF loops of a hybrid run, numbered on).
     pub history: Vec<IterationInfo>,
+    /// A hybrid run's outer (exchange) steps; empty otherwise.
+    pub exx_steps: Vec<ExxStepInfo>,
     /// Timings.
     pub timings: Timings,
     /// Why the SCF stopped before converging, when a signal or the time limit stopped it.
@@ -141,7 +179,7 @@ pub enum Wavefunctions {
 }
 
 /// Everything that depends on the positions but not on the density (besides the terms).
-struct Fixed<T: BandScalar> {
+pub(crate) struct Fixed<T: BandScalar> {
     /// Projectors of the k-points this rank computes (None elsewhere).
     projectors: Vec<Option<KProjectors<T>>>,
     core: Option<(Vec<Complex64>, Vec<f64>)>,
@@ -150,6 +188,7 @@ struct Fixed<T: BandScalar> {
 
 impl<T: BandScalar> Fixed<T> {
     /// The state the terms read: `rho`, the core density, and the bands if given.
+    #[allow(clippy::too_many_arguments)]
     fn state<'a>(
         &'a self,
         model: &'a Model,
@@ -157,6 +196,8 @@ impl<T: BandScalar> Fixed<T> {
         rho: &'a Density,
         bands: Option<Bands<'a, T>>,
         minus_ts: f64,
+        exx_on: bool,
+        ace: Option<&'a [Vec<Option<Ace<T>>>]>,
     ) -> State<'a, T> {
         State {
             model,
@@ -165,6 +206,8 @@ impl<T: BandScalar> Fixed<T> {
             core: self.core.as_ref(),
             bands,
             minus_ts,
+            exx_on,
+            ace,
         }
     }
 
@@ -194,7 +237,7 @@ fn from_mix(g: &[Vec<Complex64>]) -> Vec<Vec<Complex64>> {
     vec![u, d]
 }
 
-/// Run the SCF for `model` on `basis`. `on_iteration` is called after every iteration.
+/// Run the SCF for `model` on `basis`; `on_iteration` is called after every iteration.
 pub fn run(
     model: &Model,
     basis: &Basis,
@@ -213,6 +256,18 @@ pub fn run_from(
     start: Option<ScfStart>,
     on_iteration: impl FnMut(&IterationInfo),
 ) -> Result<ScfResult, String> {
+    run_observed(model, basis, params, start, on_iteration)
+}
+
+/// [`run_from`] reporting to an [`ScfObserver`] (which also hears of a hybrid run's outer
+/// steps).
+pub fn run_observed(
+    model: &Model,
+    basis: &Basis,
+    params: &ScfParams,
+    start: Option<ScfStart>,
+    observer: impl ScfObserver,
+) -> Result<ScfResult, String> {
     let (density, wavefunctions) = match start {
         Some(s) => (Some(s.density_g), s.wavefunctions),
         None => (None, None),
@@ -228,7 +283,7 @@ pub fn run_from(
             basis,
             params,
             (density, psi),
-            on_iteration,
+            observer,
             Wavefunctions::Real,
         )
     } else {
@@ -237,7 +292,7 @@ pub fn run_from(
             _ => None,
         };
         let wrap = Wavefunctions::Complex;
-        run_with::<Complex64>(model, basis, params, (density, psi), on_iteration, wrap)
+        run_with::<Complex64>(model, basis, params, (density, psi), observer, wrap)
     }
 }
 
@@ -255,21 +310,99 @@ fn save<T: BandScalar>(
     Ok(())
 }
 
+/// Eigenvalues per spin channel, k-point and band (Ha).
+type Eigenvalues = Vec<Vec<Vec<f64>>>;
+
 /// Starting density (sphere coefficients per spin channel) and bands, if any.
 type Start<T> = (Option<Vec<Vec<Complex64>>>, Option<Vec<Vec<Mat<T>>>>);
+
+/// The parts of an SCF run that stay fixed while it iterates.
+pub(crate) struct Loop<'a, T: BandScalar> {
+    pub(crate) model: &'a Model,
+    pub(crate) basis: &'a Basis,
+    pub(crate) params: &'a ScfParams,
+    fixed: &'a Fixed<T>,
+    terms: &'a [Box<dyn term::Term<T> + 'a>],
+    /// k-point weights.
+    weights: Vec<f64>,
+}
+
+/// The history, timings and pace of a run, across its SCF loops.
+#[derive(Default)]
+pub(crate) struct Record {
+    history: Vec<IterationInfo>,
+    timings: Timings,
+    /// The longest iteration so far (s), for the time limit.
+    slowest: f64,
+}
+
+impl Record {
+    /// SCF iterations so far.
+    pub(crate) fn iterations(&self) -> usize {
+        self.history.len()
+    }
+}
+
+/// When one SCF loop stops, and how it starts the eigensolver.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LoopTolerances {
+    /// Energy change (Ha).
+    pub(crate) energy: f64,
+    /// Density residual.
+    pub(crate) density: f64,
+    /// The density residual the first iteration's eigensolver tolerance follows (None:
+    /// the loose start for bands far from converged).
+    pub(crate) start_residual: Option<f64>,
+}
+
+impl LoopTolerances {
+    /// The run's tolerances, from bands far from converged.
+    fn of(params: &ScfParams) -> Self {
+        Self {
+            energy: params.energy_tolerance,
+            density: params.density_tolerance,
+            start_residual: None,
+        }
+    }
+
+    /// The run's tolerances loosened `factor` (>= 1) times in energy (the density residual,
+    /// whose energy error is second order, by its square root), starting the eigensolver
+    /// from the residual `residual`.
+    pub(crate) fn loosened(params: &ScfParams, factor: f64, residual: f64) -> Self {
+        Self {
+            energy: params.energy_tolerance * factor,
+            density: params.density_tolerance * factor.sqrt(),
+            start_residual: Some(residual),
+        }
+    }
+}
+
+/// How one SCF loop ended.
+pub(crate) struct LoopEnd {
+    pub(crate) converged: bool,
+    pub(crate) stopped: Option<StopReason>,
+    pub(crate) energies: Energies,
+    pub(crate) eigenvalues: Vec<Vec<Vec<f64>>>,
+    pub(crate) occupations: Occupations,
+    /// The last output density.
+    pub(crate) density: Density,
+    /// The next iteration's input density (the mixed one; the output when converged).
+    pub(crate) next: Density,
+    /// The last density residual.
+    pub(crate) residual: f64,
+}
 
 fn run_with<T: BandScalar>(
     model: &Model,
     basis: &Basis,
     params: &ScfParams,
     start: Start<T>,
-    mut on_iteration: impl FnMut(&IterationInfo),
+    mut observer: impl ScfObserver,
     wrap: fn(Vec<Vec<Mat<T>>>) -> Wavefunctions,
 ) -> Result<ScfResult, String> {
     let t_start = Instant::now();
-    let mut timings = Timings::default();
+    let mut rec = Record::default();
     let nspin = model.nspin();
-    let nk = basis.kpoints.len();
     let par = &*basis.parallel;
     let fixed = Fixed {
         projectors: basis
@@ -285,101 +418,303 @@ fn run_with<T: BandScalar>(
         symmetrizer: density::symmetrizer(model, basis)?,
     };
     let terms = term::standard(model, basis, Some(&fixed.projectors));
-    let weights: Vec<f64> = basis.kpoints.iter().map(|k| k.weight).collect();
+    let lp = Loop {
+        model,
+        basis,
+        params,
+        fixed: &fixed,
+        terms: &terms,
+        weights: basis.kpoints.iter().map(|k| k.weight).collect(),
+    };
     let (start_density, start_psi) = start;
-    let mut rho_in = match start_density {
+    let rho_in = match start_density {
         Some(g) if g.len() == nspin => Density::from_g(basis, g),
         _ => density::atomic_guess(model, basis),
     };
-    let my_bands = par.local_bands(params.nbands);
-    let fits = |psi: &Vec<Vec<Mat<T>>>| {
-        psi.len() == nspin
-            && psi.iter().enumerate().all(|(s, ps)| {
-                ps.len() == nk
-                    && ps
-                        .iter()
-                        .zip(&basis.kpoints)
-                        .enumerate()
-                        .all(|(k, (m, kpt))| {
-                            !par.owns(s, k)
-                                || (m.nrows() == kpt.dim() && m.ncols() == my_bands.len())
-                        })
-            })
-    };
-    let mut psi: Vec<Vec<Mat<T>>> = match start_psi {
-        Some(p) if par.all(fits(&p)) => p,
-        _ => (0..nspin)
-            .map(|s| {
-                basis
-                    .kpoints
-                    .iter()
-                    .enumerate()
-                    .map(|(k, kpt)| {
-                        if par.owns(s, k) {
-                            let seed = crate::rng::stream(params.seed, &[s as u64, k as u64]);
-                            T::random(kpt, &my_bands, seed.state())
-                        } else {
-                            Mat::zeros(0, 0)
-                        }
-                    })
-                    .collect()
-            })
-            .collect(),
-    };
-    for k in &basis.kpoints {
-        if k.global_dim() < params.nbands {
-            return Err(format!(
-                "only {} plane waves at k = {:?} for {} bands: raise ecut or lower nbands",
-                k.global_dim(),
-                k.frac,
-                params.nbands
-            ));
-        }
-    }
-    let mut mixer = AndersonMixer::new(
-        params.mixing_beta,
-        params.mixing_depth,
-        params.kerker_q0,
-        &basis.rho_g2,
-        nspin,
-        basis.rho_mirror.as_deref(),
-    );
-    timings.setup = t_start.elapsed().as_secs_f64();
+    let mut psi = lp.starting_bands(start_psi)?;
+    rec.timings.setup = t_start.elapsed().as_secs_f64();
 
-    let mut history: Vec<IterationInfo> = Vec::new();
-    // Occupied bands per (spin, k) as of the last occupations (all bands until there are some).
-    let mut n_occupied = vec![vec![params.nbands; nk]; nspin];
-    let mut e_prev = f64::NAN;
-    let mut residual: f64 = 1.0;
-    let mut converged = false;
-    let mut stopped = None;
-    let mut slowest = 0.0f64;
-    let mut last = None;
-    for iteration in 1..=params.max_iterations {
-        let t_it = Instant::now();
-        if iteration == 1 && crate::parallel::injected(PANIC_RANK_ENV, par.world().rank()) {
-            panic!("injected panic ({PANIC_RANK_ENV}) in the first SCF iteration");
-        }
-        let t0 = Instant::now();
-        let veff = term::total_potential(&terms, &fixed.state(model, basis, &rho_in, None, 0.0));
-        timings.potentials += t0.elapsed().as_secs_f64();
-        // Eigensolver tolerance follows the SCF: loose early, tight near convergence, and always
-        // well below what the density residual can resolve (errors in the N occupied bands add
-        // up in rho), so that rho_out keeps responding to the mixed rho_in.
-        let tol: f64 = if iteration == 1 {
-            1e-2
-        } else {
-            (0.1 * residual / (params.nbands as f64).sqrt()).clamp(1e-11, 1e-2)
+    let tol = LoopTolerances::of(params);
+    let mut end = lp.iterate(&mut psi, rho_in, None, tol, &mut rec, &mut observer)?;
+    let mut exx_steps = Vec::new();
+    if model.hybrid.is_some() && end.converged {
+        (end, exx_steps) = crate::exx::outer::run(&lp, &mut psi, end, &mut rec, &mut observer)?;
+    }
+    if let Some(plan) = params
+        .checkpoint
+        .as_ref()
+        .filter(|p| p.at_end || end.stopped.is_some())
+    {
+        // Converged: the output density; otherwise the next iteration's (mixed) input.
+        let snap = Snapshot {
+            density_g: &end.next.g,
+            psi: &psi,
+            nbands: params.nbands,
+            eigenvalues: &end.eigenvalues,
+            occupations: &end.occupations,
+            iteration: rec.history.len(),
+            converged: end.converged,
+            energy: end.energies.total(),
         };
-        let maxiter = if iteration == 1 { 100 } else { 8 };
-        let t0 = Instant::now();
+        save(plan, model, basis, &snap, &mut rec.timings)?;
+    }
+    rec.timings.total = t_start.elapsed().as_secs_f64();
+    let magnetization = end.density.magnetization(basis);
+    Ok(ScfResult {
+        converged: end.converged,
+        iterations: rec.history.len(),
+        energies: end.energies,
+        eigenvalues: end.eigenvalues,
+        occupations: end.occupations,
+        density: end.density,
+        magnetization,
+        wavefunctions: wrap(psi),
+        history: rec.history,
+        exx_steps,
+        timings: rec.timings,
+        stopped: end.stopped,
+    })
+}
+
+impl<T: BandScalar> Loop<'_, T> {
+    /// The starting bands: `start` when it fits this run's layout on every rank, else seeded
+    /// random blocks. Errors when a k-point has fewer plane waves than bands.
+    fn starting_bands(&self, start: Option<Vec<Vec<Mat<T>>>>) -> Result<Vec<Vec<Mat<T>>>, String> {
+        let (basis, params) = (self.basis, self.params);
+        let par = &*basis.parallel;
+        let (nspin, nk) = (self.model.nspin(), basis.kpoints.len());
+        for k in &basis.kpoints {
+            if k.global_dim() < params.nbands {
+                return Err(format!(
+                    "only {} plane waves at k = {:?} for {} bands: raise ecut or lower nbands",
+                    k.global_dim(),
+                    k.frac,
+                    params.nbands
+                ));
+            }
+        }
+        let my_bands = par.local_bands(params.nbands);
+        let fits = |psi: &Vec<Vec<Mat<T>>>| {
+            psi.len() == nspin
+                && psi.iter().enumerate().all(|(s, ps)| {
+                    ps.len() == nk
+                        && ps
+                            .iter()
+                            .zip(&basis.kpoints)
+                            .enumerate()
+                            .all(|(k, (m, kpt))| {
+                                !par.owns(s, k)
+                                    || (m.nrows() == kpt.dim() && m.ncols() == my_bands.len())
+                            })
+                })
+        };
+        Ok(match start {
+            Some(p) if par.all(fits(&p)) => p,
+            _ => (0..nspin)
+                .map(|s| {
+                    (0..nk)
+                        .map(|k| {
+                            if par.owns(s, k) {
+                                let seed = crate::rng::stream(params.seed, &[s as u64, k as u64]);
+                                T::random(&basis.kpoints[k], &my_bands, seed.state())
+                            } else {
+                                Mat::zeros(0, 0)
+                            }
+                        })
+                        .collect()
+                })
+                .collect(),
+        })
+    }
+
+    /// One SCF loop from `rho_in` and the bands `psi` (updated in place), with the exchange
+    /// operators `ace` fixed (a hybrid's inner loop; None: a semilocal loop, or the
+    /// semilocal start of a hybrid). Iterations are numbered on from `rec.history`.
+    pub(crate) fn iterate(
+        &self,
+        psi: &mut [Vec<Mat<T>>],
+        mut rho_in: Density,
+        ace: Option<&Operators<T>>,
+        tolerances: LoopTolerances,
+        rec: &mut Record,
+        observer: &mut impl ScfObserver,
+    ) -> Result<LoopEnd, String> {
+        let (model, basis, params) = (self.model, self.basis, self.params);
+        let par = &*basis.parallel;
+        let (nspin, nk) = (model.nspin(), basis.kpoints.len());
+        let exx_on = ace.is_some();
+        let mut mixer = AndersonMixer::new(
+            params.mixing_beta,
+            params.mixing_depth,
+            params.kerker_q0,
+            &basis.rho_g2,
+            nspin,
+            basis.rho_mirror.as_deref(),
+        );
+        // Occupied bands per (spin, k) as of the last occupations (all bands until there are
+        // some).
+        let mut n_occupied = vec![vec![params.nbands; nk]; nspin];
+        let mut e_prev = f64::NAN;
+        let mut residual: f64 = tolerances.start_residual.unwrap_or(1.0);
+        let first = rec.history.len();
+        let loose_start = tolerances.start_residual.is_none();
+        let mut last = None;
+        for iteration in first + 1..=first + params.max_iterations {
+            let t_it = Instant::now();
+            if iteration == 1 && crate::parallel::injected(PANIC_RANK_ENV, par.world().rank()) {
+                panic!("injected panic ({PANIC_RANK_ENV}) in the first SCF iteration");
+            }
+            let t0 = Instant::now();
+            let state = self
+                .fixed
+                .state(model, basis, &rho_in, None, 0.0, exx_on, None);
+            let veff = term::total_potential(self.terms, &state);
+            rec.timings.potentials += t0.elapsed().as_secs_f64();
+            // Eigensolver tolerance follows the SCF: loose early, tight near convergence, and
+            // always well below what the density residual can resolve (errors in the N
+            // occupied bands add up in rho), so that rho_out keeps responding to the mixed
+            // rho_in.
+            let from_random = loose_start && iteration == first + 1;
+            let tol: f64 = if from_random {
+                1e-2
+            } else {
+                (0.1 * residual / (params.nbands as f64).sqrt()).clamp(1e-11, 1e-2)
+            };
+            let maxiter = if from_random { 100 } else { 8 };
+            let t0 = Instant::now();
+            let (eig, eig_iters) = self.solve(psi, &veff, ace, (tol, maxiter), &n_occupied)?;
+            rec.timings.eigensolver += t0.elapsed().as_secs_f64();
+            let occ = occupation::compute(model, &eig, &self.weights)?;
+            for (n_s, occ_s) in n_occupied.iter_mut().zip(&occ.occ) {
+                for (n, o) in n_s.iter_mut().zip(occ_s) {
+                    *n = o.iter().rposition(|&f| f > OCCUPIED).map_or(0, |i| i + 1);
+                }
+            }
+            let t0 = Instant::now();
+            let rho_out =
+                density::from_wavefunctions(basis, psi, &occ.occ, self.fixed.symmetrizer.as_ref());
+            rec.timings.density += t0.elapsed().as_secs_f64();
+            let t0 = Instant::now();
+            let energies = self.energies(psi, &occ, &rho_out, exx_on, ace);
+            rec.timings.potentials += t0.elapsed().as_secs_f64();
+            let mix_in = to_mix(&rho_in.g);
+            let mix_out = to_mix(&rho_out.g);
+            let mut r2 = [mix_in
+                .iter()
+                .flatten()
+                .zip(mix_out.iter().flatten())
+                .map(|(a, b)| (a - b).norm_sqr())
+                .sum::<f64>()];
+            basis.sum_over_rho(&mut r2);
+            residual = r2[0].sqrt() * basis.volume.sqrt();
+            let e = energies.total();
+            let delta_e = e - e_prev;
+            e_prev = e;
+            let info = IterationInfo {
+                iteration,
+                energy: e,
+                delta_e,
+                residual,
+                seconds: t_it.elapsed().as_secs_f64(),
+                eigensolver_iterations: eig_iters / (nspin * nk) as f64,
+            };
+            observer.iteration(&info);
+            rec.history.push(info);
+            // Rank 0 decides for everyone, so that no rank leaves the loop alone.
+            let done =
+                par.agree(delta_e.abs() < tolerances.energy && residual < tolerances.density);
+            if done {
+                let next = Density::from_g(basis, rho_out.g.clone());
+                return Ok(LoopEnd {
+                    converged: true,
+                    stopped: None,
+                    energies,
+                    eigenvalues: eig,
+                    occupations: occ,
+                    density: rho_out,
+                    next,
+                    residual,
+                });
+            }
+            let t0 = Instant::now();
+            let next = mixer.next(&mix_in, &mix_out, &|x| basis.sum_over_rho(x));
+            rho_in = Density::from_g(basis, from_mix(&next));
+            rec.timings.mixing += t0.elapsed().as_secs_f64();
+            rec.slowest = rec.slowest.max(t_it.elapsed().as_secs_f64());
+            let stopped = params
+                .stop
+                .as_ref()
+                .and_then(|w| w.agreed(par.world().as_ref(), rec.slowest));
+            if let Some(plan) = params.checkpoint.as_ref().filter(|_| stopped.is_none()) {
+                if plan.every.is_some_and(|n| n > 0 && iteration % n == 0) {
+                    let snap = Snapshot {
+                        density_g: &rho_in.g,
+                        psi,
+                        nbands: params.nbands,
+                        eigenvalues: &eig,
+                        occupations: &occ,
+                        iteration,
+                        converged: false,
+                        energy: e,
+                    };
+                    save(plan, model, basis, &snap, &mut rec.timings)?;
+                }
+            }
+            last = Some((energies, eig, occ, rho_out));
+            if stopped.is_some() {
+                let (energies, eigenvalues, occupations, density) = last.expect("set above");
+                return Ok(LoopEnd {
+                    converged: false,
+                    stopped,
+                    energies,
+                    eigenvalues,
+                    occupations,
+                    density,
+                    next: rho_in,
+                    residual,
+                });
+            }
+        }
+        let (energies, eigenvalues, occupations, density) =
+            last.ok_or("max_iterations is 0: nothing was computed")?;
+        Ok(LoopEnd {
+            converged: false,
+            stopped: None,
+            energies,
+            eigenvalues,
+            occupations,
+            density,
+            next: rho_in,
+            residual,
+        })
+    }
+
+    /// The lowest bands of every (spin, k) block this rank computes, for the potentials
+    /// `veff` and the exchange operators `ace`, to tolerance and iteration limit `tol`;
+    /// warm-started from and written to `psi`. Returns every block's eigenvalues (gathered
+    /// on every rank) and the eigensolver iterations summed over blocks.
+    fn solve(
+        &self,
+        psi: &mut [Vec<Mat<T>>],
+        veff: &[Vec<f64>],
+        ace: Option<&Operators<T>>,
+        (tol, maxiter): (f64, usize),
+        n_occupied: &[Vec<usize>],
+    ) -> Result<(Eigenvalues, f64), String> {
+        let (basis, params) = (self.basis, self.params);
+        let par = &*basis.parallel;
+        let (nspin, nk) = (self.model.nspin(), basis.kpoints.len());
         let mut eig = vec![vec![Vec::new(); nk]; nspin];
         let mut eig_iters = [0.0];
         par.time_block_work(|| -> Result<(), String> {
             for (s, k) in par.owned_blocks(nspin, nk) {
-                // One k-point's P whole at a time (when small enough), for all its applications.
-                let _whole = fixed.proj(k).keep_whole();
-                let h = KHamiltonian::new(&basis.kpoints[k], &basis.fft, &veff[s], fixed.proj(k));
+                // One k-point's P whole at a time (when small enough), for all its
+                // applications.
+                let proj = self.fixed.proj(k);
+                let _whole = proj.keep_whole();
+                let exx = ace.and_then(|a| a.blocks[s][k].as_ref());
+                let h = KHamiltonian::new(&basis.kpoints[k], &basis.fft, &veff[s], proj)
+                    .with_exchange(exx);
                 let x0 = std::mem::replace(&mut psi[s][k], Mat::zeros(0, 0));
                 let r = if par.band_groups() > 1 {
                     params.eigensolver.solve_bands(
@@ -405,126 +740,50 @@ fn run_with<T: BandScalar>(
         // Every rank needs every eigenvalue for the occupations.
         par.gather_blocks(&mut eig, params.nbands);
         par.sum_over_kgroups(&mut eig_iters);
-        timings.eigensolver += t0.elapsed().as_secs_f64();
-        let occ = occupation::compute(model, &eig, &weights)?;
-        for (n_s, occ_s) in n_occupied.iter_mut().zip(&occ.occ) {
-            for (n, o) in n_s.iter_mut().zip(occ_s) {
-                *n = o.iter().rposition(|&f| f > OCCUPIED).map_or(0, |i| i + 1);
-            }
-        }
-        let t0 = Instant::now();
-        let rho_out =
-            density::from_wavefunctions(basis, &psi, &occ.occ, fixed.symmetrizer.as_ref());
-        timings.density += t0.elapsed().as_secs_f64();
-        // Energies of (psi, rho_out).
-        let t0 = Instant::now();
-        let band_weights = term::band_weights(basis, &occ.occ);
+        Ok((eig, eig_iters[0]))
+    }
+
+    /// The state of the density `rho` with exact exchange on (a hybrid's inner loop),
+    /// the bands and the operators `ace` if given.
+    pub(crate) fn state<'s>(
+        &'s self,
+        rho: &'s Density,
+        bands: Option<Bands<'s, T>>,
+        ace: Option<&'s [Vec<Option<Ace<T>>>]>,
+    ) -> State<'s, T> {
+        self.fixed
+            .state(self.model, self.basis, rho, bands, 0.0, true, ace)
+    }
+
+    /// The energy terms of the bands `psi` with occupations `occ` and their density `rho`
+    /// (the Fock energy from `ace`). Collective.
+    pub(crate) fn energies(
+        &self,
+        psi: &[Vec<Mat<T>>],
+        occ: &Occupations,
+        rho: &Density,
+        exx_on: bool,
+        ace: Option<&Operators<T>>,
+    ) -> Energies {
+        let band_weights = term::band_weights(self.basis, &occ.occ);
         let bands = Bands {
-            psi: &psi,
+            psi,
             weights: &band_weights,
         };
-        let state = fixed.state(model, basis, &rho_out, Some(bands), occ.minus_ts);
-        let energies = Energies::from_terms(
-            terms
+        let (model, basis) = (self.model, self.basis);
+        let blocks = ace.map(|a| a.blocks.as_slice());
+        let state = self
+            .fixed
+            .state(model, basis, rho, Some(bands), occ.minus_ts, exx_on, blocks);
+        let mut e = Energies::from_terms(
+            self.terms
                 .iter()
                 .map(|t| (t.name(), t.energy(&state).complete(basis)))
                 .collect::<Vec<_>>(),
         );
-        timings.potentials += t0.elapsed().as_secs_f64();
-        let mix_in = to_mix(&rho_in.g);
-        let mix_out = to_mix(&rho_out.g);
-        let mut r2 = [mix_in
-            .iter()
-            .flatten()
-            .zip(mix_out.iter().flatten())
-            .map(|(a, b)| (a - b).norm_sqr())
-            .sum::<f64>()];
-        basis.sum_over_rho(&mut r2);
-        residual = r2[0].sqrt() * basis.volume.sqrt();
-        let e = energies.total();
-        let delta_e = e - e_prev;
-        e_prev = e;
-        let info = IterationInfo {
-            iteration,
-            energy: e,
-            delta_e,
-            residual,
-            seconds: t_it.elapsed().as_secs_f64(),
-            eigensolver_iterations: eig_iters[0] / (nspin * nk) as f64,
-        };
-        on_iteration(&info);
-        history.push(info);
-        // Rank 0 decides for everyone, so that no rank leaves the loop alone.
-        let done = par
-            .agree(delta_e.abs() < params.energy_tolerance && residual < params.density_tolerance);
-        if done {
-            converged = true;
-            last = Some((energies, eig, occ, rho_out));
-            break;
+        if let Some(a) = ace {
+            e.exact_exchange = a.inner_energy(e.exact_exchange);
         }
-        let t0 = Instant::now();
-        let next = mixer.next(&mix_in, &mix_out, &|x| basis.sum_over_rho(x));
-        rho_in = Density::from_g(basis, from_mix(&next));
-        timings.mixing += t0.elapsed().as_secs_f64();
-        slowest = slowest.max(t_it.elapsed().as_secs_f64());
-        stopped = params
-            .stop
-            .as_ref()
-            .and_then(|w| w.agreed(par.world().as_ref(), slowest));
-        if let Some(plan) = params.checkpoint.as_ref().filter(|_| stopped.is_none()) {
-            if plan.every.is_some_and(|n| n > 0 && iteration % n == 0) {
-                let snap = Snapshot {
-                    density_g: &rho_in.g,
-                    psi: &psi,
-                    nbands: params.nbands,
-                    eigenvalues: &eig,
-                    occupations: &occ,
-                    iteration,
-                    converged: false,
-                    energy: e,
-                };
-                save(plan, model, basis, &snap, &mut timings)?;
-            }
-        }
-        last = Some((energies, eig, occ, rho_out));
-        if stopped.is_some() {
-            break;
-        }
+        e
     }
-    let (energies, eigenvalues, occupations, density) =
-        last.ok_or("max_iterations is 0: nothing was computed")?;
-    if let Some(plan) = params
-        .checkpoint
-        .as_ref()
-        .filter(|p| p.at_end || stopped.is_some())
-    {
-        // Converged: the output density; otherwise the next iteration's (mixed) input.
-        let rho = if converged { &density } else { &rho_in };
-        let snap = Snapshot {
-            density_g: &rho.g,
-            psi: &psi,
-            nbands: params.nbands,
-            eigenvalues: &eigenvalues,
-            occupations: &occupations,
-            iteration: history.len(),
-            converged,
-            energy: energies.total(),
-        };
-        save(plan, model, basis, &snap, &mut timings)?;
-    }
-    timings.total = t_start.elapsed().as_secs_f64();
-    let magnetization = density.magnetization(basis);
-    Ok(ScfResult {
-        converged,
-        iterations: history.len(),
-        energies,
-        eigenvalues,
-        occupations,
-        density,
-        magnetization,
-        wavefunctions: wrap(psi),
-        history,
-        timings,
-        stopped,
-    })
 }

@@ -288,6 +288,7 @@ pub fn build_following(
         starting_magnetization,
         n_electrons,
         symmetries,
+        hybrid: spec.hybrid,
     };
     let nspin = model.nspin();
     let grid = fft_grid(&spec, &model)?;
@@ -557,6 +558,14 @@ fn parallel_layout(
             "parallel.band_groups",
             format!("{band_groups} band groups asked for with the LOBPCG eigensolver, which works on whole bands only"),
             "use eigensolver = \"davidson\" (the default) or band_groups = 1",
+        ));
+    }
+    if band_groups > 1 && spec.hybrid.is_some() {
+        return Err(err(
+            spec,
+            "parallel.band_groups",
+            format!("{band_groups} band groups asked for with a hybrid functional, whose exact exchange does not run on band groups yet"),
+            "use band_groups = 1 (k-point groups and G-vector groups work with hybrids)",
         ));
     }
     let mut request = LayoutRequest::auto(problem);

@@ -1,11 +1,34 @@
-//! Exact exchange for hybrid functionals (PBE0, HSE06), as Quantum ESPRESSO 6.7 defines it
-//! (issue 18). Built in steps; what stands:
+//! Exact exchange for hybrid functionals, as Quantum ESPRESSO 6.7 defines it (issue 18):
 //! - [`kernel`]: the Coulomb (or erfc-screened) kernel on q + G with the x_gamma extrapolation,
-//!   and the Gygi–Baldereschi divergence constant, matching QE's `exxdiv` on the reference
-//!   cases.
+//!   and the Gygi–Baldereschi divergence constant, matching QE's `exxdiv`;
+//! - [`operator`]: the exchange operator of a (spin, k) block from its occupied orbitals, pair
+//!   densities through the density transforms (so on G-vector groups too), q = 0;
+//! - [`ace`]: its adaptively compressed form, a low-rank block in the Hamiltonian;
+//! - `outer`: the outer loop of a hybrid run (semilocal SCF first, then operator rebuilds
+//!   with inner SCF loops), driven by [`crate::scf`].
 //!
-//! Not yet: pair densities through the (G-distributed) FFT, the exchange operator and energy,
-//! the adaptively compressed operator and its outer loop, the band-group ring; the input still
-//! refuses hybrid functionals.
+//! The semilocal part (PBE0: the model's PBE with its exchange scaled by 1 - a) is the XC
+//! term's ([`crate::terms::term::State::exchange_scale`]); the Fock energy is the
+//! `exact_exchange` term's.
+//!
+//! Not yet: q grids other than 1x1x1 (orbitals at k + q by symmetry), the erfc semilocal part
+//! of HSE, band groups (the pair ring), stress.
 
+/// The exact-exchange part of a hybrid functional (PBE0: `fraction` 0.25 of Fock exchange
+/// with the Coulomb kernel; its semilocal part is the model's functional with its exchange
+/// scaled by `1 - fraction`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hybrid {
+    /// The exact-exchange fraction `a` (QE `exx_fraction`).
+    pub fraction: f64,
+    /// The kernel: screening, divergence treatment and q grid.
+    pub kernel: kernel::KernelSpec,
+}
+
+pub mod ace;
 pub mod kernel;
+pub mod operator;
+pub(crate) mod outer;
+
+#[cfg(test)]
+mod tests;

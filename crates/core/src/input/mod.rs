@@ -34,8 +34,9 @@
 //! #                                 # this species (a per-atom value overrides it)
 //!
 //! [model]
-//! functional = "lda_pz"   # lda_pz (default) | lda_pw | lda_vwn | pbe; aliases:
+//! functional = "lda_pz"   # lda_pz (default) | lda_pw | lda_vwn | pbe | pbe0; aliases:
 //!                         # lda, pz -> lda_pz; pw -> lda_pw; vwn, svwn, sla+vwn -> lda_vwn
+//!                         # pbe0: the hybrid (25% exact exchange; see [hybrid])
 //! smearing = "none"       # none (default) | gaussian | fermi-dirac | methfessel-paxton
 //!                         # | marzari-vanderbilt; aliases gauss, fd, f-d, mp, m-p,
 //!                         # cold, mv, m-v
@@ -69,7 +70,13 @@
 //!
 //! [properties]            # what follows the SCF; defaults shown
 //! forces = true
-//! stress = true
+//! stress = true           # default false (and refused) for hybrids
+//!
+//! [hybrid]                # optional, only with functional = "pbe0"; defaults shown (QE's)
+//! exx_fraction = 0.25     # the exact-exchange fraction (QE exx_fraction)
+//! x_gamma_extrapolation = true  # QE x_gamma_extrapolation
+//! q_grid = [1, 1, 1]      # QE nqx1..3; only [1, 1, 1] so far
+//! divergence = "gygi-baldereschi"  # QE exxdiv_treatment; the only one
 //!
 //! [relax]                 # used by `planewave relax`; everything optional, defaults shown
 //! cell = false            # also relax the lattice (like QE vc-relax / VASP ISIF = 3)
@@ -89,7 +96,8 @@
 //!
 //! Unknown keys anywhere are errors (with a "did you mean" suggestion).
 //! Tables `[structure]`, `[species.*]` and `[basis]` (with `ecut` and `kpoints`) are
-//! required; `[model]`, `[scf]`, `[properties]`, `[relax]` and `[parallel]` are optional.
+//! required; `[model]`, `[scf]`, `[properties]`, `[relax]`, `[parallel]` and `[hybrid]` are
+//! optional.
 //!
 //! # Quantum ESPRESSO `pw.x` format
 //!
@@ -131,6 +139,9 @@ pub struct RunSpec {
     pub species: Vec<SpeciesSpec>,
     /// One of `"lda_pz"` (default), `"lda_pw"`, `"lda_vwn"`, `"pbe"`.
     pub functional: String,
+    /// The exact-exchange part when the functional is a hybrid (`functional` is then its
+    /// semilocal base, e.g. PBE0 on "pbe").
+    pub hybrid: Option<crate::exx::Hybrid>,
     /// Occupation smearing; widths in Ha.
     pub smearing: Smearing,
     /// Spin treatment.
@@ -571,7 +582,11 @@ mod tests {
                 n += 1;
                 let name = run.file_name().unwrap().to_string_lossy().into_owned();
                 assert_eq!(spec.title, name);
-                assert_eq!(spec.ecut, 15.0);
+                let hybrid = name.contains("pbe0");
+                assert_eq!(spec.hybrid.is_some(), hybrid, "{name}");
+                if !name.starts_with("h2o") {
+                    assert_eq!(spec.ecut, 15.0);
+                }
                 match name.as_str() {
                     "si2_lda_gth" => {
                         assert_eq!(
@@ -602,6 +617,14 @@ mod tests {
                         Spin::Collinear { total_magnetization: Some(t), .. } if t == 1.0
                     )),
                     "si2_pbe_dojo" | "si2_pbe_sg15" => assert_eq!(spec.functional, "pbe"),
+                    "h2o_pbe0_gth_gamma" | "si2_pbe0_gth_nq1" => {
+                        assert_eq!(spec.functional, "pbe");
+                        let h = spec.hybrid.expect("PBE0");
+                        assert_eq!(h.fraction, 0.25);
+                        assert_eq!(h.kernel.screening, None);
+                        assert!(h.kernel.x_gamma_extrapolation);
+                        assert_eq!(h.kernel.q_grid, [1, 1, 1]);
+                    }
                     "si64_lda_gth_gamma" => {
                         assert_eq!(spec.kpoints, Kpoints::Gamma);
                         assert_eq!(spec.atoms.len(), 64);
@@ -612,8 +635,8 @@ mod tests {
         }
         assert_eq!(
             n,
-            9,
-            "expected the 9 reference inputs under {}",
+            11,
+            "expected the 11 reference inputs under {}",
             root.display()
         );
     }

@@ -32,6 +32,16 @@ struct TomlInput {
     properties: Option<TomlProperties>,
     relax: Option<TomlRelax>,
     parallel: Option<TomlParallel>,
+    hybrid: Option<Spanned<TomlHybrid>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlHybrid {
+    exx_fraction: Option<Spanned<f64>>,
+    x_gamma_extrapolation: Option<bool>,
+    q_grid: Option<Spanned<Vec<i64>>>,
+    divergence: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -142,6 +152,7 @@ const TABLES: &[(&str, &[&str])] = &[
             "properties",
             "relax",
             "parallel",
+            "hybrid",
         ],
     ),
     (
@@ -180,6 +191,15 @@ const TABLES: &[(&str, &[&str])] = &[
     ),
     ("scf.mixing", &["beta", "depth", "kerker_q0"]),
     ("[properties]", &["forces", "stress"]),
+    (
+        "[hybrid]",
+        &[
+            "exx_fraction",
+            "x_gamma_extrapolation",
+            "q_grid",
+            "divergence",
+        ],
+    ),
     (
         "[parallel]",
         &[
@@ -444,8 +464,14 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         charge: None,
         symmetry: None,
     });
+    let pbe0 = model
+        .functional
+        .as_ref()
+        .is_some_and(|f| f.get_ref().trim().eq_ignore_ascii_case("pbe0"));
+    let hybrid = hybrid_of(&ctx, pbe0, input.hybrid.as_ref())?;
     let functional = match &model.functional {
         None => "lda_pz".to_string(),
+        Some(_) if pbe0 => "pbe".to_string(),
         Some(f) => match functional_name(f.get_ref()) {
             Some(n) => n.to_string(),
             None => {
@@ -455,9 +481,9 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
                     format!("unknown functional `{}`", f.get_ref()),
                 );
                 return Err(e.with_hint(
-                    did_you_mean(f.get_ref(), ["lda_pz", "lda_pw", "lda_vwn", "pbe"])
+                    did_you_mean(f.get_ref(), ["lda_pz", "lda_pw", "lda_vwn", "pbe", "pbe0"])
                         .unwrap_or_else(|| {
-                            "supported: lda_pz (lda, pz), lda_pw (pw), lda_vwn (vwn, svwn), pbe"
+                            "supported: lda_pz (lda, pz), lda_pw (pw), lda_vwn (vwn, svwn), pbe, pbe0"
                                 .to_string()
                         }),
                 ));
@@ -943,10 +969,21 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
     }
 
     // ---- properties and relaxation
-    let mut properties = Properties::default();
+    // Hybrids have no stress: off unless asked for (and then refused).
+    let mut properties = Properties {
+        stress: hybrid.is_none(),
+        ..Properties::default()
+    };
     if let Some(p) = &input.properties {
         properties.forces = p.forces.unwrap_or(true);
-        properties.stress = p.stress.unwrap_or(true);
+        properties.stress = p.stress.unwrap_or(properties.stress);
+        if hybrid.is_some() && properties.stress {
+            return ctx.err(
+                "properties.stress",
+                None,
+                "the stress is not implemented for hybrid functionals",
+            );
+        }
     }
     let mut relax = RelaxSpec::default();
     if let Some(r) = &input.relax {
@@ -1093,6 +1130,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         atoms,
         species,
         functional,
+        hybrid,
         smearing,
         spin,
         charge,
@@ -1119,6 +1157,70 @@ fn nonneg(ctx: &Ctx<'_>, key: &str, v: &Spanned<i64>) -> Result<usize, InputErro
             format!("must be a non-negative integer, got {}", v.get_ref()),
         )
     })
+}
+
+/// The exact-exchange part of `functional = "pbe0"` (`pbe0`) from the `[hybrid]` table, with
+/// QE's defaults; the table without a hybrid functional, and what planewave does not have,
+/// are errors.
+fn hybrid_of(
+    ctx: &Ctx<'_>,
+    pbe0: bool,
+    table: Option<&Spanned<TomlHybrid>>,
+) -> Result<Option<crate::exx::Hybrid>, InputError> {
+    use crate::exx::kernel::KernelSpec;
+    if !pbe0 {
+        return match table {
+            Some(t) => Err(ctx
+                .e(
+                    "hybrid",
+                    Some(t.span()),
+                    "[hybrid] is for hybrid functionals, and model.functional is not one",
+                )
+                .with_hint("set model.functional = \"pbe0\", or remove [hybrid]")),
+            None => Ok(None),
+        };
+    }
+    let mut h = crate::exx::Hybrid {
+        fraction: 0.25,
+        kernel: KernelSpec {
+            screening: None,
+            x_gamma_extrapolation: true,
+            q_grid: [1, 1, 1],
+        },
+    };
+    let Some(t) = table.map(Spanned::get_ref) else {
+        return Ok(Some(h));
+    };
+    if let Some(a) = &t.exx_fraction {
+        if !(*a.get_ref() > 0.0 && *a.get_ref() <= 1.0) {
+            return ctx.err(
+                "hybrid.exx_fraction",
+                Some(a.span()),
+                format!("must be in (0, 1], got {}", a.get_ref()),
+            );
+        }
+        h.fraction = *a.get_ref();
+    }
+    h.kernel.x_gamma_extrapolation = t.x_gamma_extrapolation.unwrap_or(true);
+    if let Some(q) = &t.q_grid {
+        if q.get_ref() != &[1, 1, 1] {
+            return Err(ctx
+                .e("hybrid.q_grid", Some(q.span()), format!("q grid {:?}: planewave's exact exchange has only the q grid [1, 1, 1] so far (every k-point pairs with itself)", q.get_ref()))
+                .with_hint("remove q_grid or set it to [1, 1, 1]"));
+        }
+    }
+    if let Some(d) = &t.divergence {
+        if !d.get_ref().eq_ignore_ascii_case("gygi-baldereschi") {
+            return Err(ctx
+                .e(
+                    "hybrid.divergence",
+                    Some(d.span()),
+                    format!("divergence treatment `{}` is not supported", d.get_ref()),
+                )
+                .with_hint("use \"gygi-baldereschi\" (the default)"));
+        }
+    }
+    Ok(Some(h))
 }
 
 /// Canonical functional name for a user spelling (TOML aliases).
@@ -1705,6 +1807,42 @@ nbands = 2
             &SI_TOML.replace("functional = \"lda\"", "functional = \"b3lyp\""),
             "model.functional",
             "b3lyp",
+        );
+    }
+
+    #[test]
+    fn pbe0_and_its_table() {
+        let pbe0 = SI_TOML.replace("functional = \"lda\"", "functional = \"PBE0\"");
+        let s = p(&pbe0).unwrap();
+        assert_eq!(s.functional, "pbe");
+        let h = s.hybrid.expect("a hybrid");
+        assert_eq!((h.fraction, h.kernel.x_gamma_extrapolation), (0.25, true));
+        assert!(!s.properties.stress, "no stress for hybrids by default");
+        let table = |t: &str| format!("{pbe0}\n[hybrid]\n{t}\n");
+        let h = p(&table(
+            "exx_fraction = 0.3\nx_gamma_extrapolation = false\nq_grid = [1, 1, 1]",
+        ))
+        .unwrap()
+        .hybrid
+        .unwrap();
+        assert_eq!((h.fraction, h.kernel.x_gamma_extrapolation), (0.3, false));
+        fails(&table("q_grid = [2, 2, 2]"), "hybrid.q_grid", "[1, 1, 1]");
+        fails(
+            &table("divergence = \"vcut_ws\""),
+            "hybrid.divergence",
+            "vcut_ws",
+        );
+        fails(&table("exx_fraction = 0"), "hybrid.exx_fraction", "(0, 1]");
+        fails(&table("ecutfock = 3"), "hybrid.ecutfock", "unknown key");
+        fails(
+            &format!("{SI_TOML}\n[hybrid]\nexx_fraction = 0.3\n"),
+            "hybrid",
+            "not one",
+        );
+        fails(
+            &format!("{pbe0}\n[properties]\nstress = true\n"),
+            "properties.stress",
+            "hybrid",
         );
     }
 

@@ -5,8 +5,7 @@
 
 use super::term::{Share, State, Term};
 use crate::bands::BandScalar;
-use crate::basis::Basis;
-use crate::density::{self, Density};
+use crate::density;
 use crate::model::Model;
 use num_complex::Complex64;
 
@@ -15,10 +14,11 @@ pub struct CoreCorrection;
 
 /// The XC potential averaged over spin channels, on the density sphere: what the NLCC core
 /// density couples to (`dE_xc/d rho_core`). None without NLCC.
-fn core_coupling(model: &Model, basis: &Basis, rho: &Density) -> Option<Vec<Complex64>> {
+fn core_coupling<T: BandScalar>(s: &State<'_, T>) -> Option<Vec<Complex64>> {
+    let (model, basis, rho) = (s.model, s.basis, s.rho);
     let core = density::core_density(model, basis)?;
     let (xr, xg) = density::with_core(rho, Some(&core));
-    let v = super::xc::compute(model.functional, basis, &xr, &xg).potential;
+    let v = super::xc::compute(model.functional, s.exchange_scale(), basis, &xr, &xg).potential;
     let n = v.len() as f64;
     let avg: Vec<f64> = (0..v[0].len())
         .map(|i| v.iter().map(|c| c[i]).sum::<f64>() / n)
@@ -39,13 +39,13 @@ impl<T: BandScalar> Term<T> for CoreCorrection {
     }
     fn forces(&self, s: &State<'_, T>) -> Option<Share<Vec<[f64; 3]>>> {
         s.core?;
-        let v = core_coupling(s.model, s.basis, s.rho)?;
+        let v = core_coupling(s)?;
         let f = super::structure_factor_forces(s.model, s.basis, &v, core_form_factor(s.model));
         Some(Share::Grid(f))
     }
     fn stress(&self, s: &State<'_, T>) -> Option<Share<[[f64; 3]; 3]>> {
         s.core?;
-        let v = core_coupling(s.model, s.basis, s.rho)?;
+        let v = core_coupling(s)?;
         let shape = super::structure_factor_strain(s.model, s.basis, &v, core_form_factor(s.model));
         let omega = s.basis.volume;
         Some(Share::Grid(shape.map(|r| r.map(|x| x / omega))))

@@ -9,6 +9,7 @@
 pub mod core_correction;
 pub mod entropy;
 pub mod ewald;
+pub mod exact_exchange;
 pub mod hartree;
 pub mod kinetic;
 pub mod local;

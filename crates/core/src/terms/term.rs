@@ -18,6 +18,7 @@
 use crate::bands::BandScalar;
 use crate::basis::Basis;
 use crate::density::Density;
+use crate::exx::ace::Ace;
 use crate::model::Model;
 use num_complex::Complex64;
 use planewave_linalg::Mat;
@@ -64,6 +65,23 @@ pub struct State<'a, T: BandScalar> {
     pub bands: Option<Bands<'a, T>>,
     /// -TS of the occupations (Ha).
     pub minus_ts: f64,
+    /// Whether a hybrid's exact exchange is on: its semilocal part then has the exchange
+    /// scaled ([`State::exchange_scale`]). Off during the semilocal start of a hybrid run.
+    pub exx_on: bool,
+    /// The compressed exchange operators of the (spin, k) blocks this rank computes, which
+    /// give the Fock energy of the bands (None: no Fock energy, e.g. forces).
+    pub ace: Option<&'a [Vec<Option<Ace<T>>>]>,
+}
+
+impl<T: BandScalar> State<'_, T> {
+    /// The factor of the semilocal exchange: `1 - a` for a hybrid with exact exchange on,
+    /// else 1.
+    pub fn exchange_scale(&self) -> f64 {
+        match &self.model.hybrid {
+            Some(h) if self.exx_on => 1.0 - h.fraction,
+            _ => 1.0,
+        }
+    }
 }
 
 /// A per-term quantity of a converged state (forces, stress), read from any [`Term`].
@@ -101,6 +119,10 @@ pub fn of_converged<Q: Quantity>(
                 weights: &weights,
             }),
             minus_ts: scf.energies.minus_ts,
+            // A hybrid run ends with exact exchange on; the Fock energy has no explicit
+            // dependence on positions or strain that a term here would give.
+            exx_on: model.hybrid.is_some(),
+            ace: None,
         };
         standard(model, basis, None)
             .iter()
@@ -201,6 +223,7 @@ pub fn standard<'a, T: BandScalar + 'a>(
         Box::new(super::nonlocal::Nonlocal::new(projectors)),
         Box::new(super::hartree::Hartree),
         Box::new(super::xc::Xc),
+        Box::new(super::exact_exchange::ExactExchange),
         Box::new(super::ewald::Ewald::new(model)),
         Box::new(super::core_correction::CoreCorrection),
         Box::new(super::entropy::Entropy),

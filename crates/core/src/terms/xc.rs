@@ -8,7 +8,7 @@
 use super::term::{Share, State, Term};
 use crate::bands::BandScalar;
 use crate::basis::Basis;
-use crate::xc::{evaluate, n_sigma, Functional};
+use crate::xc::{evaluate_scaled, n_sigma, Functional};
 use num_complex::Complex64;
 
 /// The exchange-correlation term (the NLCC core density included in what it sees).
@@ -18,7 +18,8 @@ pub struct Xc;
 /// grid densities.
 fn evaluate_state<T: BandScalar>(s: &State<'_, T>) -> (XcResult, Vec<Vec<f64>>) {
     let (xr, xg) = crate::density::with_core(s.rho, s.core);
-    (compute(s.model.functional, s.basis, &xr, &xg), xr)
+    let f = s.model.functional;
+    (compute(f, s.exchange_scale(), s.basis, &xr, &xg), xr)
 }
 
 impl<T: BandScalar> Term<T> for Xc {
@@ -100,6 +101,7 @@ fn divergence(basis: &Basis, h: &[Vec<f64>; 3]) -> Vec<f64> {
 /// Evaluate the functional for spin densities `rho_r` (grid) / `rho_g` (sphere).
 pub fn compute(
     functional: Functional,
+    exchange_scale: f64,
     basis: &Basis,
     rho_r: &[Vec<f64>],
     rho_g: &[Vec<Complex64>],
@@ -109,7 +111,7 @@ pub fn compute(
     let dv = basis.dv();
     let rho: Vec<&[f64]> = rho_r.iter().map(|r| r.as_slice()).collect();
     if !functional.is_gga() {
-        let out = evaluate(functional, &rho, &[]);
+        let out = evaluate_scaled(functional, exchange_scale, &rho, &[]);
         let energy = out.e.iter().sum::<f64>() * dv;
         return XcResult {
             energy,
@@ -134,7 +136,7 @@ pub fn compute(
     };
     debug_assert_eq!(sigma.len(), n_sigma(functional, nspin));
     let sig: Vec<&[f64]> = sigma.iter().map(|s| s.as_slice()).collect();
-    let out = evaluate(functional, &rho, &sig);
+    let out = evaluate_scaled(functional, exchange_scale, &rho, &sig);
     let energy = out.e.iter().sum::<f64>() * dv;
     let mut gradient_tensor = [[0.0; 3]; 3];
     for (a, row) in gradient_tensor.iter_mut().enumerate() {

@@ -127,14 +127,37 @@ pub struct XcOutput {
 /// If `rho.len()` is not 1 or 2, if slice lengths differ, or if a GGA is
 /// requested without the right number of `sigma` slices.
 pub fn evaluate(f: Functional, rho: &[&[f64]], sigma: &[&[f64]]) -> XcOutput {
+    evaluate_scaled(f, 1.0, rho, sigma)
+}
+
+/// As [`evaluate`] with the exchange part (Slater and the exchange gradient correction)
+/// multiplied by `exchange_scale`: the semilocal part of a hybrid such as PBE0 (1 - a, QE's
+/// `pb0x` once exact exchange is on). Correlation is unscaled.
+pub fn evaluate_scaled(
+    f: Functional,
+    exchange_scale: f64,
+    rho: &[&[f64]],
+    sigma: &[&[f64]],
+) -> XcOutput {
     let mut out = XcOutput::default();
-    evaluate_into(f, rho, sigma, &mut out);
+    evaluate_into_scaled(f, exchange_scale, rho, sigma, &mut out);
     out
 }
 
 /// Like [`evaluate`] but writes into `out`, reusing its buffers (they are
 /// resized as needed; no allocation when the sizes already match).
 pub fn evaluate_into(f: Functional, rho: &[&[f64]], sigma: &[&[f64]], out: &mut XcOutput) {
+    evaluate_into_scaled(f, 1.0, rho, sigma, out)
+}
+
+/// [`evaluate_into`] with the exchange scaled as in [`evaluate_scaled`].
+fn evaluate_into_scaled(
+    f: Functional,
+    xs: f64,
+    rho: &[&[f64]],
+    sigma: &[&[f64]],
+    out: &mut XcOutput,
+) {
     let nspin = rho.len();
     assert!(
         nspin == 1 || nspin == 2,
@@ -155,7 +178,8 @@ pub fn evaluate_into(f: Functional, rho: &[&[f64]], sigma: &[&[f64]], out: &mut 
     for (dst, v) in vs.iter_mut().zip(out.vsigma.iter_mut()) {
         *dst = v.as_mut_slice();
     }
-    evaluate_slices(f, rho, sigma, &mut out.e, &mut vr[..nspin], &mut vs[..nsig]);
+    let (vr, vs) = (&mut vr[..nspin], &mut vs[..nsig]);
+    evaluate_slices_scaled(f, xs, rho, sigma, &mut out.e, vr, vs);
 }
 
 /// Number of `sigma` / `vsigma` components: 0 (LDA), 1 or 3 (GGA, `nspin` = 1 or 2).
@@ -176,6 +200,19 @@ pub fn n_sigma(f: Functional, nspin: usize) -> usize {
 /// On inconsistent numbers of components or lengths.
 pub fn evaluate_slices(
     f: Functional,
+    rho: &[&[f64]],
+    sigma: &[&[f64]],
+    e: &mut [f64],
+    vrho: &mut [&mut [f64]],
+    vsigma: &mut [&mut [f64]],
+) {
+    evaluate_slices_scaled(f, 1.0, rho, sigma, e, vrho, vsigma)
+}
+
+/// [`evaluate_slices`] with the exchange multiplied by `xs` ([`evaluate_scaled`]).
+pub fn evaluate_slices_scaled(
+    f: Functional,
+    xs: f64,
     rho: &[&[f64]],
     sigma: &[&[f64]],
     e: &mut [f64],
@@ -217,24 +254,25 @@ pub fn evaluate_slices(
 
     match vrho {
         [v] => match f {
-            Functional::LdaPz => lda_unpolarised(pz81::pz, rho[0], e, v),
-            Functional::LdaPw => lda_unpolarised(pw92::pw, rho[0], e, v),
-            Functional::LdaVwn => lda_unpolarised(vwn::vwn, rho[0], e, v),
+            Functional::LdaPz => lda_unpolarised(pz81::pz, xs, rho[0], e, v),
+            Functional::LdaPw => lda_unpolarised(pw92::pw, xs, rho[0], e, v),
+            Functional::LdaVwn => lda_unpolarised(vwn::vwn, xs, rho[0], e, v),
             Functional::Pbe => {
-                lda_unpolarised(pw92::pw, rho[0], e, v);
-                pbe_unpolarised(rho[0], sigma[0], e, v, vsigma[0]);
+                lda_unpolarised(pw92::pw, xs, rho[0], e, v);
+                pbe_unpolarised(xs, rho[0], sigma[0], e, v, vsigma[0]);
             }
         },
         [vu, vd] => match f {
-            Functional::LdaPz => lsda(pz81::pz_spin, rho[0], rho[1], e, vu, vd),
-            Functional::LdaPw => lsda(pw92::pw_spin, rho[0], rho[1], e, vu, vd),
-            Functional::LdaVwn => lsda(vwn::vwn_spin, rho[0], rho[1], e, vu, vd),
+            Functional::LdaPz => lsda(pz81::pz_spin, xs, [rho[0], rho[1]], e, vu, vd),
+            Functional::LdaPw => lsda(pw92::pw_spin, xs, [rho[0], rho[1]], e, vu, vd),
+            Functional::LdaVwn => lsda(vwn::vwn_spin, xs, [rho[0], rho[1]], e, vu, vd),
             Functional::Pbe => {
-                lsda(pw92::pw_spin, rho[0], rho[1], e, vu, vd);
+                lsda(pw92::pw_spin, xs, [rho[0], rho[1]], e, vu, vd);
                 let [vs_uu, vs_ud, vs_dd] = vsigma else {
                     unreachable!("three vsigma components for polarised GGA")
                 };
                 pbe_polarised(
+                    xs,
                     [rho[0], rho[1]],
                     [sigma[0], sigma[1], sigma[2]],
                     e,
@@ -270,17 +308,23 @@ fn lsd_potentials(rs: f64, zeta: f64, ec: f64, dec_drs: f64, dec_dz: f64) -> (f6
     )
 }
 
-/// Unpolarised LDA (Slater + `corr`), overwriting `e` and `v`.
+/// Unpolarised LDA (`xs` Slater + `corr`), overwriting `e` and `v`.
 #[inline]
-fn lda_unpolarised<C: Fn(f64) -> (f64, f64)>(corr: C, rho: &[f64], e: &mut [f64], v: &mut [f64]) {
+fn lda_unpolarised<C: Fn(f64) -> (f64, f64)>(
+    corr: C,
+    xs: f64,
+    rho: &[f64],
+    e: &mut [f64],
+    v: &mut [f64],
+) {
     for ((&r, e), v) in rho.iter().zip(e.iter_mut()).zip(v.iter_mut()) {
         let a = r.abs();
         if a > RHO_THRESHOLD_LDA {
             let rs = PI34 / a.cbrt();
             let (ex, vx) = slater::slater(rs);
             let (ec, vc) = corr(rs);
-            *e = (ex + ec) * r;
-            *v = vx + vc;
+            *e = (xs * ex + ec) * r;
+            *v = xs * vx + vc;
         } else {
             *e = 0.0;
             *v = 0.0;
@@ -288,12 +332,12 @@ fn lda_unpolarised<C: Fn(f64) -> (f64, f64)>(corr: C, rho: &[f64], e: &mut [f64]
     }
 }
 
-/// Polarised LDA (Slater + `corr`), overwriting `e`, `vu`, `vd`.
+/// Polarised LDA (`xs` Slater + `corr`), overwriting `e`, `vu`, `vd`.
 #[inline]
 fn lsda<C: Fn(f64, f64) -> (f64, f64, f64)>(
     corr: C,
-    up: &[f64],
-    dw: &[f64],
+    xs: f64,
+    [up, dw]: [&[f64]; 2],
     e: &mut [f64],
     vu: &mut [f64],
     vd: &mut [f64],
@@ -307,9 +351,9 @@ fn lsda<C: Fn(f64, f64) -> (f64, f64, f64)>(
             let rs = PI34 / a.cbrt();
             let (ex, vxu, vxd) = slater::slater_spin(a, zeta);
             let (ec, vcu, vcd) = corr(rs, zeta);
-            *e = (ex + ec) * tot;
-            *vu = vxu + vcu;
-            *vd = vxd + vcd;
+            *e = (xs * ex + ec) * tot;
+            *vu = xs * vxu + vcu;
+            *vd = xs * vxd + vcd;
         } else {
             *e = 0.0;
             *vu = 0.0;
@@ -318,28 +362,37 @@ fn lsda<C: Fn(f64, f64) -> (f64, f64, f64)>(
     }
 }
 
-/// Unpolarised PBE gradient correction, added to `e` and `v`; overwrites `vs`.
+/// Unpolarised PBE gradient correction (exchange times `xs`), added to `e` and `v`;
+/// overwrites `vs`.
 #[inline]
-fn pbe_unpolarised(rho: &[f64], sigma: &[f64], e: &mut [f64], v: &mut [f64], vs: &mut [f64]) {
+fn pbe_unpolarised(
+    xs: f64,
+    rho: &[f64],
+    sigma: &[f64],
+    e: &mut [f64],
+    v: &mut [f64],
+    vs: &mut [f64],
+) {
     let outs = e.iter_mut().zip(v.iter_mut()).zip(vs.iter_mut());
     for ((&r, &g), ((e, v), vs)) in rho.iter().zip(sigma.iter()).zip(outs) {
         let a = r.abs();
         if a > RHO_THRESHOLD_GGA && g > GRHO_THRESHOLD_GGA {
             let (sx, v1x, v2x) = pbe::pbex(a, g);
             let (sc, v1c, v2c) = pbe::pbec(a, g);
-            *e += (sx + sc) * r.signum();
-            *v += v1x + v1c;
-            *vs = v2x + v2c;
+            *e += (xs * sx + sc) * r.signum();
+            *v += xs * v1x + v1c;
+            *vs = xs * v2x + v2c;
         } else {
             *vs = 0.0;
         }
     }
 }
 
-/// Polarised PBE gradient corrections (QE `gcx_spin` + `gcc_spin`), added to
+/// Polarised PBE gradient corrections (QE `gcx_spin` times `xs` + `gcc_spin`), added to
 /// `e` and `v`; overwrites `vs`.
 #[inline]
 fn pbe_polarised(
+    xs: f64,
     rho: [&[f64]; 2],
     sigma: [&[f64]; 3],
     e: &mut [f64],
@@ -350,7 +403,7 @@ fn pbe_polarised(
     let [vs_uu, vs_ud, vs_dd] = vs;
     for i in 0..e.len() {
         let (u, d) = (rho[0][i], rho[1][i]);
-        let x = pbe_x_spin_point(u, d, sigma[0][i], sigma[2][i]);
+        let x = pbe_x_spin_point(u, d, sigma[0][i], sigma[2][i]).scaled(xs);
         let c = pbe_c_spin_point(u, d, sigma[0][i], sigma[1][i], sigma[2][i]);
         let de = x.e + c.e;
         let (dvu, dvd) = (x.vu + c.vu, x.vd + c.vd);
@@ -373,6 +426,20 @@ struct SpinGc {
     vuu: f64,
     vud: f64,
     vdd: f64,
+}
+
+impl SpinGc {
+    /// Every contribution times `s`.
+    fn scaled(self, s: f64) -> Self {
+        Self {
+            e: s * self.e,
+            vu: s * self.vu,
+            vd: s * self.vd,
+            vuu: s * self.vuu,
+            vud: s * self.vud,
+            vdd: s * self.vdd,
+        }
+    }
 }
 
 /// Polarised PBE exchange gradient correction at one point (QE `gcx_spin`):
