@@ -2,8 +2,9 @@
 //! path, with the x_gamma extrapolation on and off (tests/data/qe/h2o_pbe0_gth_gamma/: the QE
 //! inputs and the reference numbers, trimmed from the shared reference set with their origin);
 //! silicon on a 2x2x2 k grid with the q grid 1x1x1 (complex bands; tests/data/qe/
-//! si2_pbe0_gth_nq1/: a QE run made for planewave); and the same results on G-vector groups
-//! and k-point groups.
+//! si2_pbe0_gth_nq1/: a QE run made for planewave), and with q grids of 2x2x2 (GTH) and
+//! 3x3x3 (SG15, numeric UPF: 2e-5 Ha per atom), the orbitals at k + q by symmetry; and the
+//! same results on G-vector groups and k-point groups.
 //!
 //! Tolerances: total energy 1e-6 Ha per atom (analytic GTH pseudopotentials), the Fock energy
 //! 1e-6 Ha against QE's tightly converged run, gap and eigenvalues 1e-3 eV (QE prints 4
@@ -224,4 +225,60 @@ fn silicon_pbe0_on_kpoints_matches_quantum_espresso() {
             );
         }
     }
+}
+
+/// A silicon case with a q grid against QE: energy per atom within `tol`, the Fock energy
+/// within 1e-6 Ha of QE's tight run, HOMO and gap within 1e-3 eV.
+fn silicon_with_q_grid(case: &str, tol: f64) -> (input::RunSpec, Outcome) {
+    let r = reference_of(case);
+    let spec = load(&format!("qe/{case}/pw.in"));
+    let o = run(spec.clone(), Arc::new(Solo));
+    let e_qe = r["etot_ha"].as_f64().unwrap();
+    let de = (o.energy - e_qe).abs() / 2.0;
+    println!(
+        "{case}: E = {:.10} Ha, QE {e_qe}, |dE|/atom {de:.1e}",
+        o.energy
+    );
+    assert!(de < tol, "{case}: energy {} Ha, QE {e_qe}", o.energy);
+    let fock_qe = r["exx_energy_tight_ha"].as_f64().unwrap();
+    assert!(
+        (o.fock - fock_qe).abs() < 1e-6,
+        "{case}: Fock energy {} Ha, QE {fock_qe}",
+        o.fock
+    );
+    let homo = r["homo_ev"].as_f64().unwrap();
+    assert!(
+        (o.homo_ev - homo).abs() < 1e-3,
+        "{case}: HOMO {} eV, QE {homo}",
+        o.homo_ev
+    );
+    let gap = r["gap_ev"].as_f64().unwrap();
+    assert!(
+        (o.gap_ev - gap).abs() < 1e-3,
+        "{case}: gap {} eV, QE {gap}",
+        o.gap_ev
+    );
+    (spec, o)
+}
+
+#[test]
+fn silicon_pbe0_with_a_q_grid_matches_quantum_espresso_on_any_layout() {
+    let (spec, o) = silicon_with_q_grid("si2_pbe0_gth", 1e-6);
+    // The orbitals at k + q come from other k-point groups, and from G-vector groups.
+    for (n, groups) in [(2, 2), (2, 1), (3, 3)] {
+        let mut spec = spec.clone();
+        spec.parallel.kpoint_groups = Some(groups);
+        for o2 in Threads::run(n, |c| run(spec.clone(), c.into_arc())) {
+            let de = (o2.energy - o.energy).abs();
+            assert!(
+                de < 1e-8,
+                "{n} ranks, {groups} k-point groups: energy differs by {de:.1e} Ha"
+            );
+        }
+    }
+}
+
+#[test]
+fn silicon_pbe0_sg15_with_a_q_grid_matches_quantum_espresso() {
+    silicon_with_q_grid("si2_pbe0_sg15", 2e-5);
 }

@@ -6,6 +6,9 @@
 //!   (N = FFT grid points): per-band work and FFTs, and the subspace algebra, over the
 //!   eigensolver sweeps of one SCF iteration; blocks are dealt to k-point groups as the run
 //!   deals them (by cost), and an iteration waits for the slowest group;
+//! - for a hybrid, each block's exchange operator: `A_EXX · n_q · n_occ · nbands · N log2 N`
+//!   per build (a pair density's two transforms and products for every band with every
+//!   occupied orbital of every k + q), spread over `INNER_PER_OUTER` SCF iterations;
 //! - the grid work (potentials, XC, mixing, symmetrisation): `A_GRID · nspin · N log2 N`;
 //! - the sum over k-point groups: `LATENCY · log2(kg)` plus `BYTE · 8 N nspin / g` per
 //!   iteration (each of a group's `g` ranks sums its part of the grid).
@@ -41,6 +44,11 @@ const A_FFT: f64 = 2.0e-9;
 const A_BAND: f64 = 1.7e-3;
 /// Seconds per (nspin · N log2 N) of grid work on one rank (divided over a G-vector group).
 const A_GRID: f64 = 1.9e-8;
+/// Seconds per (pair · N log2 N) of an exchange operator build, one thread.
+const A_EXX: f64 = 1.4e-9;
+/// SCF iterations per exchange operator build (si2_pbe0_gth: 25 iterations, 6 builds;
+/// h2o_pbe0_gth_gamma: 37, 6).
+const INNER_PER_OUTER: f64 = 5.0;
 /// Seconds per collective step of the k-point sum.
 const LATENCY: f64 = 1.0e-4;
 /// Seconds per byte summed over k-point groups.
@@ -70,15 +78,30 @@ fn speedup(n: usize, eff: f64) -> f64 {
     t * eff.powf(t.log2())
 }
 
+/// A hybrid's exchange operator build per (spin, k) block, per SCF iteration (s, one rank,
+/// one thread); 0 for a semilocal functional.
+fn exchange_per_block(s: &Setup) -> f64 {
+    let Some(h) = &s.model.hybrid else {
+        return 0.0;
+    };
+    let n = s.basis.grid_len() as f64;
+    let n_q: usize = h.kernel.q_grid.iter().product();
+    let n_occ = (s.model.n_electrons / s.model.max_occupation()).ceil();
+    A_EXX * n_q as f64 * n_occ * s.params.nbands as f64 * n * n.log2() / INNER_PER_OUTER
+}
+
 /// The prediction for `kg` k-point groups of `bg` band groups on `ranks` ranks.
 fn predict(s: &Setup, ranks: usize, (kg, bg): (usize, usize), threads: usize) -> Candidate {
     let nb = s.params.nbands as f64;
     let n = s.basis.grid_len() as f64;
     let nlogn = n * n.log2();
     let nspin = s.model.nspin();
+    let exchange = exchange_per_block(s);
     let costs: Vec<f64> = (0..nspin)
         .flat_map(|_| s.basis.kpoints.iter())
-        .map(|k| nb * (A_BAND + A_FFT * nlogn) + A_DENSE * k.global_dim() as f64 * nb * nb)
+        .map(|k| {
+            nb * (A_BAND + A_FFT * nlogn) + A_DENSE * k.global_dim() as f64 * nb * nb + exchange
+        })
         .collect();
     let owner = deal_by_cost(&costs, kg);
     let group = |g: usize| owner.iter().zip(&costs).filter(move |(o, _)| **o == g);
@@ -116,8 +139,8 @@ pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = threads.unwrap_or((cores / ranks).max(1));
     let blocks = s.basis.kpoints.len() * s.model.nspin();
-    // Band groups need the Davidson eigensolver and at least one band each.
-    let band_ok = !matches!(s.params.eigensolver, Eigensolver::Lobpcg);
+    // Band groups need the Davidson eigensolver and at least one band each, and no hybrid.
+    let band_ok = !matches!(s.params.eigensolver, Eigensolver::Lobpcg) && s.model.hybrid.is_none();
     let mut cands: Vec<Candidate> = (1..=ranks.min(blocks))
         .filter(|kg| ranks.is_multiple_of(*kg))
         .flat_map(|kg| {
@@ -166,6 +189,14 @@ pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
         );
     }
     if let Some(best) = cands.first() {
+        let exchange = exchange_per_block(s) * blocks as f64;
+        if exchange > 0.0 {
+            let _ = writeln!(
+                out,
+                "exact exchange dominates: about {:.0}% of a serial SCF iteration (its operator, rebuilt every ~{INNER_PER_OUTER:.0} iterations); it divides over k-point groups and G-vector groups, not band groups (not available for hybrids yet)",
+                100.0 * exchange / serial
+            );
+        }
         let _ = writeln!(
             out,
             "why: {} k-point group(s) leave the slowest group {} of the {blocks} blocks; k-point groups cost one density sum per iteration, band and G-vector groups communication inside every band block, so k-point groups come first.{}{}",

@@ -598,6 +598,13 @@ fn run_scf(
         Ok(s) => s,
         Err(e) => return out.fail(&e.to_string()),
     };
+    let largest = s.basis.kpoints.iter().map(|k| k.dim()).max().unwrap_or(0);
+    let word = if matches!(s.spec.kpoints, input::Kpoints::Gamma) {
+        8
+    } else {
+        16
+    };
+    heap::fit_to_grid(s.basis.rho_real_len(), largest * s.params.nbands * word);
     s.warnings.extend(place.oversubscription());
     if out.talks() {
         report::setup(&s);
@@ -666,7 +673,7 @@ fn run_scf(
         r.converged,
         s.params.density_tolerance,
     );
-    let par = ParallelReport::gather(
+    let mut par = ParallelReport::gather(
         &s.basis.parallel,
         s.model.nspin(),
         s.basis.kpoints.len(),
@@ -674,6 +681,7 @@ fn run_scf(
         projection,
         place.oversubscription().into_iter().collect(),
     );
+    par.advice.extend(exchange_advice(&r));
     if out.talks() {
         report::parallel(&par);
     }
@@ -712,6 +720,21 @@ fn run_scf(
         }
         ExitCode::from(1)
     }
+}
+
+/// What a hybrid run's exchange time says about its layout: the operators' share of the run,
+/// and which levels divide it (none when it is small).
+fn exchange_advice(r: &scf::ScfResult) -> Option<String> {
+    let t = &r.timings;
+    (t.exchange > 0.2 * t.total).then(|| {
+        format!(
+            "exact exchange took {:.0}% of the SCF ({:.2} of {:.2} s, {} operator builds): it divides over k-point groups and G-vector groups (band groups are not available for hybrids yet)",
+            100.0 * t.exchange / t.total,
+            t.exchange,
+            t.total,
+            r.exx_steps.len() + 1
+        )
+    })
 }
 
 /// Prints SCF iterations and a hybrid run's outer steps (unless quiet).

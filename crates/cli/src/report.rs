@@ -283,8 +283,18 @@ pub fn summary(s: &Setup, r: &ScfResult) {
     }
     let t = &r.timings;
     println!(
-        "timings (s): setup {:.2}  eigensolver {:.2}  density {:.2}  potentials {:.2}  mixing {:.2}  total {:.2}",
-        t.setup, t.eigensolver, t.density, t.potentials, t.mixing, t.total
+        "timings (s): setup {:.2}  eigensolver {:.2}  density {:.2}  potentials {:.2}  mixing {:.2}{}  total {:.2}",
+        t.setup,
+        t.eigensolver,
+        t.density,
+        t.potentials,
+        t.mixing,
+        if s.model.hybrid.is_some() {
+            format!("  exchange {:.2}", t.exchange)
+        } else {
+            String::new()
+        },
+        t.total
     );
 }
 

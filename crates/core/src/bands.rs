@@ -192,9 +192,8 @@ impl BandScalar for Complex64 {
         out.par_col_iter_mut()
             .enumerate()
             .with_min_len(per_thread)
-            .for_each_init(
-                || zeros(n),
-                |grid, (j, col)| {
+            .for_each(|(j, col)| {
+                crate::scratch::with_grid(n, |grid| {
                     let res = col
                         .try_as_col_major_mut()
                         .expect("band blocks are column-major")
@@ -211,8 +210,8 @@ impl BandScalar for Complex64 {
                     for ((r, c), t) in res.iter_mut().zip(x).zip(&kpt.kinetic) {
                         *r += c * t;
                     }
-                },
-            );
+                })
+            });
     }
 
     fn add_density(kpt: &Kpoint, fft: &Fft3d, psi: &Mat<Self>, weights: &[f64], acc: &mut [f64]) {
@@ -353,13 +352,12 @@ fn sum_over_grid<I: Sync>(
         .par_iter()
         .with_min_len(per_thread(items.len()))
         .fold(
-            || (vec![0.0; n], zeros(n)),
-            |(mut sum, mut grid), item| {
-                f(item, &mut grid, &mut sum);
-                (sum, grid)
+            || vec![0.0; n],
+            |mut sum, item| {
+                crate::scratch::with_grid(n, |grid| f(item, grid, &mut sum));
+                sum
             },
         )
-        .map(|t| t.0)
         .reduce(|| vec![0.0; n], add_vec);
     for (a, p) in acc.iter_mut().zip(&partial) {
         *a += p;
@@ -540,9 +538,8 @@ impl BandScalar for f64 {
         out.par_col_chunks_mut(2)
             .enumerate()
             .with_min_len(per_thread)
-            .for_each_init(
-                || zeros(n),
-                |grid, (p, pair)| {
+            .for_each(|(p, pair)| {
+                crate::scratch::with_grid(n, |grid| {
                     let a = column(psi, 2 * p);
                     let b = (2 * p + 1 < nb).then(|| column(psi, 2 * p + 1));
                     scatter_pair(kpt, a, b, grid);
@@ -565,8 +562,8 @@ impl BandScalar for f64 {
                             *r += x * t;
                         }
                     }
-                },
-            );
+                })
+            });
     }
 
     fn add_density(kpt: &Kpoint, fft: &Fft3d, psi: &Mat<Self>, weights: &[f64], acc: &mut [f64]) {

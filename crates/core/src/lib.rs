@@ -30,6 +30,7 @@ pub mod rho_dist;
 pub mod rho_grid;
 pub mod rng;
 pub mod scf;
+pub(crate) mod scratch;
 pub mod setup;
 pub mod smearing;
 pub mod special;

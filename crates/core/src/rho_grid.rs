@@ -71,13 +71,17 @@ impl Basis {
     /// Values at this rank's grid points of a real field given on the density sphere.
     /// Collective on the G-vector group.
     pub fn rho_to_real(&self, field_g: &[Complex64]) -> Vec<f64> {
-        self.rho_backward(field_g).iter().map(|z| z.re).collect()
+        self.rho_backward_with(field_g, |z| z.iter().map(|v| v.re).collect())
     }
 
     /// Density-sphere coefficients (`f(G) = (1/N) sum_r f(r) e^{-iGr}`) of a real field given
     /// at this rank's grid points. Collective on the G-vector group.
     pub fn rho_to_sphere(&self, field_r: &[f64]) -> Vec<Complex64> {
-        self.rho_forward(field_r.iter().map(|&x| Complex64::new(x, 0.0)).collect())
+        self.rho_forward_of(|grid| {
+            for (z, &x) in grid.iter_mut().zip(field_r) {
+                *z = Complex64::new(x, 0.0);
+            }
+        })
     }
 
     /// [`Self::rho_to_real`] of every field, two per complex transform. Collective.
@@ -90,9 +94,14 @@ impl Basis {
                     .zip(*b)
                     .map(|(x, y)| x + Complex64::i() * y)
                     .collect();
-                let z = self.rho_backward(&c);
-                out.push(z.iter().map(|v| v.re).collect());
-                out.push(z.iter().map(|v| v.im).collect());
+                let (re, im) = self.rho_backward_with(&c, |z| {
+                    (
+                        z.iter().map(|v| v.re).collect(),
+                        z.iter().map(|v| v.im).collect(),
+                    )
+                });
+                out.push(re);
+                out.push(im);
             } else {
                 out.push(self.rho_to_real(pair[0]));
             }
@@ -109,8 +118,11 @@ impl Basis {
         let mut out = Vec::with_capacity(fields.len());
         for pair in fields.chunks(2) {
             if let [a, b] = pair {
-                let z = a.iter().zip(*b).map(|(&x, &y)| Complex64::new(x, y));
-                let c = self.rho_forward(z.collect());
+                let c = self.rho_forward_of(|grid| {
+                    for ((z, &x), &y) in grid.iter_mut().zip(*a).zip(*b) {
+                        *z = Complex64::new(x, y);
+                    }
+                });
                 // a(G) = (c(G) + c(-G)*)/2, b(G) = (c(G) - c(-G)*)/(2i).
                 let (fa, fb) = mirror
                     .iter()
@@ -132,25 +144,50 @@ impl Basis {
     /// Complex values at this rank's grid points of a field on the density sphere.
     /// Collective on the G-vector group.
     pub(crate) fn rho_backward(&self, field_g: &[Complex64]) -> Vec<Complex64> {
+        self.rho_backward_with(field_g, <[Complex64]>::to_vec)
+    }
+
+    /// `f` of the complex values at this rank's grid points of a field on the density sphere
+    /// (serial: on the thread's scratch grid, no grid allocated). Collective on the G-vector
+    /// group.
+    pub(crate) fn rho_backward_with<R>(
+        &self,
+        field_g: &[Complex64],
+        f: impl FnOnce(&[Complex64]) -> R,
+    ) -> R {
         if let Some(d) = &self.rho_dist {
-            return d.backward(field_g);
+            return f(&d.backward(field_g));
         }
-        let mut grid = vec![Complex64::new(0.0, 0.0); self.grid_len()];
-        self.rho_map.scatter(field_g, &mut grid);
-        self.fft.backward(&mut grid);
-        grid
+        crate::scratch::with_grid(self.grid_len(), |grid| {
+            grid.fill(Complex64::new(0.0, 0.0));
+            self.rho_map.scatter(field_g, grid);
+            self.fft.backward(grid);
+            f(grid)
+        })
     }
 
     /// Density-sphere coefficients (with 1/N) of a complex field at this rank's grid points.
     /// Collective on the G-vector group.
-    pub(crate) fn rho_forward(&self, mut field_r: Vec<Complex64>) -> Vec<Complex64> {
+    pub(crate) fn rho_forward(&self, field_r: Vec<Complex64>) -> Vec<Complex64> {
+        self.rho_forward_of(|grid| grid.copy_from_slice(&field_r))
+    }
+
+    /// Density-sphere coefficients (with 1/N) of the complex field `fill` writes at this
+    /// rank's grid points (serial: on the thread's scratch grid). Collective on the G-vector
+    /// group.
+    pub(crate) fn rho_forward_of(&self, fill: impl FnOnce(&mut [Complex64])) -> Vec<Complex64> {
         if let Some(d) = &self.rho_dist {
-            return d.forward(field_r);
+            let mut field = vec![Complex64::new(0.0, 0.0); d.layout().len()];
+            fill(&mut field);
+            return d.forward(field);
         }
-        self.fft.forward(&mut field_r);
-        let mut out = vec![Complex64::new(0.0, 0.0); self.rho_millers.len()];
-        self.rho_map.gather(&field_r, 1.0, &mut out);
-        out
+        crate::scratch::with_grid(self.grid_len(), |grid| {
+            fill(grid);
+            self.fft.forward(grid);
+            let mut out = vec![Complex64::new(0.0, 0.0); self.rho_millers.len()];
+            self.rho_map.gather(grid, 1.0, &mut out);
+            out
+        })
     }
 }
 

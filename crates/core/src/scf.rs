@@ -134,6 +134,8 @@ pub struct Timings {
     pub potentials: f64,
     /// Mixing.
     pub mixing: f64,
+    /// A hybrid's exchange operators (built once per outer step).
+    pub exchange: f64,
     /// Writing checkpoints.
     pub checkpoint: f64,
     /// Whole SCF.
@@ -331,7 +333,7 @@ pub(crate) struct Loop<'a, T: BandScalar> {
 #[derive(Default)]
 pub(crate) struct Record {
     history: Vec<IterationInfo>,
-    timings: Timings,
+    pub(crate) timings: Timings,
     /// The longest iteration so far (s), for the time limit.
     slowest: f64,
 }

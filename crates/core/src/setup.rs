@@ -290,6 +290,7 @@ pub fn build_following(
         symmetries,
         hybrid: spec.hybrid,
     };
+    check_q_grid(&spec, &model, &kpoints)?;
     let nspin = model.nspin();
     let grid = fft_grid(&spec, &model)?;
     let layout = parallel_layout(
@@ -539,7 +540,27 @@ pub fn memory_per_rank(
     let bands = word * npw_est / g * (blocks * (nb / bg + natoms) + whole + workspace);
     let grids = (1.0 + 1.4 / g) * grid_est;
     let base = 20.0 * 1048576.0;
-    bands + grids + base
+    let exchange = exchange_bytes(model, grid_est / g, word * npw_est / g, (nb, blocks));
+    bands + grids + base + exchange
+}
+
+/// A hybrid's exchange while one block's operator is built: the occupied orbitals of every
+/// k + q, one pair density per orbital, and the block's bands and results on the grid
+/// (`field`: bytes of one complex grid field on this rank), plus the compressed operators of
+/// the rank's blocks (`band_vector`: bytes of one band vector; `nbands` bands per block,
+/// `blocks` blocks).
+fn exchange_bytes(
+    model: &Model,
+    field: f64,
+    band_vector: f64,
+    (nbands, blocks): (f64, f64),
+) -> f64 {
+    let Some(h) = &model.hybrid else {
+        return 0.0;
+    };
+    let n_q = h.kernel.q_grid.iter().product::<usize>() as f64;
+    let n_occ = (model.n_electrons / model.max_occupation()).ceil();
+    (n_q * n_occ + n_occ + 2.0 * nbands) * field + band_vector * nbands * blocks
 }
 
 /// The layout of `spec.parallel` on `ranks` ranks. What the input leaves out: one band group,
@@ -598,6 +619,47 @@ fn parallel_layout(
         };
         err(spec, key, e.to_string(), hint)
     })
+}
+
+/// A hybrid's q grid: one point at Γ (real bands), and a sub-grid of the k grid elsewhere
+/// (every k + q a symmetry image of a computed k-point).
+fn check_q_grid(
+    spec: &RunSpec,
+    model: &Model,
+    kpoints: &[([f64; 3], f64)],
+) -> Result<(), InputError> {
+    let Some(h) = &model.hybrid else {
+        return Ok(());
+    };
+    let key = spec.key_names().functional;
+    if h.kernel.q_grid == [1, 1, 1] {
+        return Ok(());
+    }
+    if matches!(spec.kpoints, Kpoints::Gamma) {
+        return Err(err(
+            spec,
+            key,
+            format!(
+                "a q grid of {:?} with the Γ point only (real bands)",
+                h.kernel.q_grid
+            ),
+            "use the q grid 1 x 1 x 1 at Γ (the default), or a k grid",
+        ));
+    }
+    let irreducible: Vec<[f64; 3]> = kpoints.iter().map(|k| k.0).collect();
+    for k in &irreducible {
+        crate::exx::kq::images(*k, h.kernel.q_grid, &irreducible, &model.symmetries).map_err(
+            |e| {
+                err(
+                    spec,
+                    key,
+                    e,
+                    "choose a q grid that divides the k grid (QE nqx1..3)",
+                )
+            },
+        )?;
+    }
+    Ok(())
 }
 
 /// The process topology of `layout` on `world` (collective) and the deal of the (spin, k)

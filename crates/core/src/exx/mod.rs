@@ -27,7 +27,9 @@ pub struct Hybrid {
 
 pub mod ace;
 pub mod kernel;
+pub mod kq;
 pub mod operator;
+pub mod orbitals;
 pub(crate) mod outer;
 
 #[cfg(test)]

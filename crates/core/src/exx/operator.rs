@@ -1,14 +1,15 @@
-//! The exact-exchange operator of one (spin, k) block from its own occupied orbitals (q = 0:
-//! every orbital pairs with those of the same k-point; a q grid of one point).
+//! The exact-exchange operator of one (spin, k) block from occupied orbitals.
 //!
 //! Contract, in Hartree units with band vectors normalised to one over the cell:
 //! `V_x psi_i = -a sum_j x_j u_j(r) W_ij(r)` with `W_ij = (1/Omega) sum_G v(G) C_ij(G) e^{iGr}`
 //! and `C_ij(G)` the coefficients of the pair density `u_j*(r) u_i(r)` over the density sphere
 //! (the kernel sphere: QE's `ecutfock` at its default, the density cutoff). `u` are the
 //! periodic parts on the grid ([`BandScalar::to_grid`]), `x_j` occupations per spin (0..1),
-//! `a` the exact-exchange fraction and `v` the kernel of [`super::kernel`]. Pair densities go
-//! through the density transforms, so a G-vector group deals them like any density; the
-//! orbitals are held at this rank's grid points.
+//! `a` the exact-exchange fraction and `v` the kernel of [`super::kernel`]. With a q grid the
+//! sum runs over the orbitals of every k' = k + q too ([`Pairing`]), the kernel at
+//! `k - k' + G` and divided by the number of q-points. Pair densities go through the density
+//! transforms, so a G-vector group deals them like any density; the orbitals are held at this
+//! rank's grid points.
 
 use super::kernel::CoulombKernel;
 use crate::bands::BandScalar;
@@ -18,30 +19,60 @@ use planewave_linalg::{Mat, MatRef};
 /// Orbitals below this occupation per spin do not enter the operator (QE's `eps_occ`).
 pub const EPS_OCCUPATION: f64 = 1e-8;
 
-/// `-a v(G) / Omega` on this rank's density-sphere entries (q = 0): the kernel the pair
-/// densities are convolved with.
-pub fn scaled_kernel(basis: &Basis, kernel: &CoulombKernel, fraction: f64) -> Vec<f64> {
+/// `-(a / N_q) v(Q) / Omega` with `Q = G - q` (q fractional, on a grid of `n_q` points) on this
+/// rank's density-sphere entries: the kernel the pair densities of k and k' = k + q are
+/// convolved with (their Fourier components sit at k - k' + G).
+pub fn scaled_kernel_at(
+    basis: &Basis,
+    kernel: &CoulombKernel,
+    fraction: f64,
+    q: [f64; 3],
+    n_q: usize,
+) -> Vec<f64> {
+    let scale = -fraction / (n_q as f64 * basis.volume);
     basis
         .rho_millers
         .iter()
-        .map(|m| -fraction * kernel.at(m.map(f64::from)) / basis.volume)
+        .map(|m| scale * kernel.at([0, 1, 2].map(|i| f64::from(m[i]) - q[i])))
         .collect()
 }
 
-/// V_x of one (spin, k) block.
-pub struct Exchange<T: BandScalar> {
-    /// The occupied orbitals `u_j` at this rank's grid points.
+/// `-a v(G) / Omega` on this rank's density-sphere entries (q = 0, one q-point).
+pub fn scaled_kernel(basis: &Basis, kernel: &CoulombKernel, fraction: f64) -> Vec<f64> {
+    scaled_kernel_at(basis, kernel, fraction, [0.0; 3], 1)
+}
+
+/// The orbitals of one k' = k + q paired with the bands of k: their periodic parts at this
+/// rank's grid points, occupations per spin, and the kernel of their pair densities.
+pub struct Pairing<T: BandScalar> {
+    /// The occupied orbitals `u_j` of k'.
     orbitals: Vec<Vec<T>>,
     /// Their occupations per spin `x_j`.
     occupations: Vec<f64>,
-    /// `-a v(G) / Omega` ([`scaled_kernel`]).
+    /// The scaled kernel ([`scaled_kernel_at`]).
     kernel: Vec<f64>,
 }
 
-impl<T: BandScalar> Exchange<T> {
-    /// The operator of the orbitals `psi` (columns) with occupations per spin `x` (those
-    /// below [`EPS_OCCUPATION`] are left out). Collective on the G-vector group.
-    pub fn new(
+impl<T: BandScalar> Pairing<T> {
+    /// The orbitals `orbitals` (at this rank's grid points) with occupations per spin `x`;
+    /// those below [`EPS_OCCUPATION`] are left out.
+    pub fn new(orbitals: Vec<Vec<T>>, x: &[f64], kernel: Vec<f64>) -> Self {
+        let (orbitals, occupations) = orbitals
+            .into_iter()
+            .zip(x)
+            .filter(|(_, &x)| x > EPS_OCCUPATION)
+            .map(|(u, &x)| (u, x))
+            .unzip();
+        Self {
+            orbitals,
+            occupations,
+            kernel,
+        }
+    }
+
+    /// The block's own occupied bands `psi` (columns, occupations `x`): k' = k. Collective on
+    /// the G-vector group.
+    pub fn own(
         basis: &Basis,
         kpt: &Kpoint,
         kernel: Vec<f64>,
@@ -52,34 +83,51 @@ impl<T: BandScalar> Exchange<T> {
             .filter(|&j| x[j] > EPS_OCCUPATION)
             .collect();
         let occupied = Mat::from_fn(psi.nrows(), kept.len(), |i, j| psi[(i, kept[j])]);
-        Self {
-            orbitals: T::to_grid(kpt, &basis.fft, occupied.as_ref()),
-            occupations: kept.iter().map(|&j| x[j]).collect(),
-            kernel,
-        }
+        let orbitals = T::to_grid(kpt, &basis.fft, occupied.as_ref());
+        let x: Vec<f64> = kept.iter().map(|&j| x[j]).collect();
+        Self::new(orbitals, &x, kernel)
     }
 
-    /// `V_x psi` for the block `psi`. Collective on the G-vector group.
-    pub fn apply(&self, basis: &Basis, kpt: &Kpoint, psi: MatRef<'_, T>) -> Mat<T> {
-        let u = T::to_grid(kpt, &basis.fft, psi);
+    /// `w_i += sum_j x_j u_j(r) W_ij(r)` for the bands `u` of k at this rank's grid points
+    /// (the kernel's `-a` included). Collective on the G-vector group.
+    pub fn accumulate(&self, basis: &Basis, u: &[Vec<T>], w: &mut [Vec<T>]) {
         let n = basis.rho_real_len();
         let mut pairs: Vec<Vec<T>> = vec![vec![T::from_f64(0.0); n]; self.orbitals.len()];
-        let mut out = Vec::with_capacity(u.len());
-        for ui in &u {
+        for (ui, wi) in u.iter().zip(w.iter_mut()) {
             for (p, uj) in pairs.iter_mut().zip(&self.orbitals) {
                 for ((p, a), b) in p.iter_mut().zip(uj).zip(ui) {
                     *p = a.cj() * *b;
                 }
             }
             T::convolve(basis, &self.kernel, &mut pairs);
-            let mut w = vec![T::from_f64(0.0); n];
             for ((p, uj), &x) in pairs.iter().zip(&self.orbitals).zip(&self.occupations) {
-                for ((w, a), b) in w.iter_mut().zip(uj).zip(p) {
+                for ((w, a), b) in wi.iter_mut().zip(uj).zip(p) {
                     *w += (*a * *b).scale(x);
                 }
             }
-            out.push(w);
         }
-        T::from_grid(kpt, &basis.fft, &out)
+    }
+}
+
+/// V_x of one (spin, k) block: the sum over its pairings.
+pub struct Exchange<T: BandScalar> {
+    pairings: Vec<Pairing<T>>,
+}
+
+impl<T: BandScalar> Exchange<T> {
+    /// The operator of the pairings of every k + q.
+    pub fn new(pairings: Vec<Pairing<T>>) -> Self {
+        Self { pairings }
+    }
+
+    /// `V_x psi` for the block `psi`. Collective on the G-vector group.
+    pub fn apply(&self, basis: &Basis, kpt: &Kpoint, psi: MatRef<'_, T>) -> Mat<T> {
+        let u = T::to_grid(kpt, &basis.fft, psi);
+        let n = basis.rho_real_len();
+        let mut w = vec![vec![T::from_f64(0.0); n]; u.len()];
+        for p in &self.pairings {
+            p.accumulate(basis, &u, &mut w);
+        }
+        T::from_grid(kpt, &basis.fft, &w)
     }
 }

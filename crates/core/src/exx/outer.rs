@@ -8,22 +8,45 @@
 
 use super::ace::{Ace, Operators};
 use super::kernel::CoulombKernel;
-use super::operator::{scaled_kernel, Exchange};
+use super::kq::images;
+use super::operator::{scaled_kernel_at, Exchange, Pairing};
+use super::orbitals::Sources;
 use crate::bands::BandScalar;
 use crate::occupation::Occupations;
 use crate::scf::{ExxStepInfo, Loop, LoopEnd, LoopTolerances, Record, ScfObserver};
 use planewave_linalg::Mat;
 use std::time::Instant;
 
+/// The scaled kernel of every q of the run's q grid (in grid order).
+struct Kernels {
+    per_q: Vec<Vec<f64>>,
+}
+
+impl Kernels {
+    fn new(basis: &crate::basis::Basis, hybrid: &super::Hybrid, coulomb: &CoulombKernel) -> Self {
+        let qs = super::kq::q_points(hybrid.kernel.q_grid);
+        let n = qs.len();
+        let per_q = qs
+            .into_iter()
+            .map(|q| scaled_kernel_at(basis, coulomb, hybrid.fraction, q, n))
+            .collect();
+        Self { per_q }
+    }
+}
+
 /// The compressed exchange operators of every (spin, k) block this rank computes, from the
 /// bands `psi` and occupations of `end`, with their Fock energy. Collective.
 fn operators<T: BandScalar>(
     lp: &Loop<'_, T>,
-    kernel: &[f64],
+    kernel: &Kernels,
     psi: &[Vec<Mat<T>>],
     end: &LoopEnd,
+    rec: &mut Record,
 ) -> Result<Operators<T>, String> {
-    let blocks = blocks(lp, kernel, psi, &end.occupations)?;
+    let t0 = Instant::now();
+    let par = &*lp.basis.parallel;
+    let blocks = par.time_block_work(|| blocks(lp, kernel, psi, &end.occupations))?;
+    rec.timings.exchange += t0.elapsed().as_secs_f64();
     let own_fock_energy = fock_energy(lp, psi, end, &blocks);
     Ok(Operators {
         blocks,
@@ -31,28 +54,45 @@ fn operators<T: BandScalar>(
     })
 }
 
-/// The operator of every (spin, k) block this rank computes, from its bands and occupations.
+/// The operator of every (spin, k) block this rank computes, from the bands and occupations
+/// of every block: with one q-point each block's own, else every k + q's by symmetry
+/// ([`Sources`], gathered from all k-point groups).
 fn blocks<T: BandScalar>(
     lp: &Loop<'_, T>,
-    kernel: &[f64],
+    kernel: &Kernels,
     psi: &[Vec<Mat<T>>],
     occ: &Occupations,
 ) -> Result<Vec<Vec<Option<Ace<T>>>>, String> {
     let (model, basis) = (lp.model, lp.basis);
     let par = &*basis.parallel;
     let nk = basis.kpoints.len();
+    let q_grid = model.hybrid.expect("a hybrid run").kernel.q_grid;
+    let sources = (kernel.per_q.len() > 1).then(|| Sources::gather(model, basis, psi, occ));
+    let irreducible: Vec<[f64; 3]> = basis.kpoints.iter().map(|k| k.frac).collect();
     let mut out: Vec<Vec<Option<Ace<T>>>> = (0..model.nspin())
         .map(|_| (0..nk).map(|_| None).collect())
         .collect();
     for (s, k) in par.owned_blocks(model.nspin(), nk) {
         let kpt = &basis.kpoints[k];
-        let x: Vec<f64> = occ.occ[s][k]
-            .iter()
-            .map(|f| f / model.max_occupation())
-            .collect();
         let psi = psi[s][k].as_ref();
-        let op = Exchange::new(basis, kpt, kernel.to_vec(), psi, &x);
-        let w = op.apply(basis, kpt, psi);
+        let pairings = match &sources {
+            None => {
+                let x: Vec<f64> = occ.occ[s][k]
+                    .iter()
+                    .map(|f| f / model.max_occupation())
+                    .collect();
+                vec![Pairing::own(basis, kpt, kernel.per_q[0].clone(), psi, &x)]
+            }
+            Some(src) => images(kpt.frac, q_grid, &irreducible, &model.symmetries)?
+                .iter()
+                .zip(&kernel.per_q)
+                .map(|(im, v)| {
+                    let (u, x) = src.fields(basis, s, im);
+                    Pairing::new(u, &x, v.clone())
+                })
+                .collect(),
+        };
+        let w = Exchange::new(pairings).apply(basis, kpt, psi);
         out[s][k] = Some(Ace::new(kpt, psi, w)?);
     }
     Ok(out)
@@ -76,8 +116,8 @@ pub(crate) fn run<T: BandScalar>(
         "set-up refuses band groups for hybrids"
     );
     let coulomb = CoulombKernel::new(hybrid.kernel, &model.crystal, basis.ecut, 4.0 * basis.ecut);
-    let kernel = scaled_kernel(basis, &coulomb, hybrid.fraction);
-    let mut ops = operators(lp, &kernel, psi, &start)?;
+    let kernel = Kernels::new(basis, &hybrid, &coulomb);
+    let mut ops = operators(lp, &kernel, psi, &start, rec)?;
     let mut end = start;
     let mut steps = Vec::new();
     // Early steps need no tighter inner loops than their exchange error (QE's adaptive
@@ -94,7 +134,7 @@ pub(crate) fn run<T: BandScalar>(
         // QE's fock0, fock1, fock2 (sum w <psi|V|psi>, twice the Fock energies).
         let fock0 = 2.0 * ops.own_fock_energy;
         let fock1 = end.energies.exact_exchange + ops.own_fock_energy;
-        ops = operators(lp, &kernel, psi, &end)?;
+        ops = operators(lp, &kernel, psi, &end, rec)?;
         let fock2 = 2.0 * ops.own_fock_energy;
         end.energies.exact_exchange = ops.own_fock_energy;
         let dexx = fock1 - 0.5 * (fock0 + fock2);

@@ -2,7 +2,7 @@
 
 use super::ace::Ace;
 use super::kernel::{CoulombKernel, KernelSpec};
-use super::operator::{scaled_kernel, Exchange};
+use super::operator::{scaled_kernel, Exchange, Pairing};
 use crate::bands::BandScalar;
 use crate::basis::{Basis, Kpoint};
 use crate::model::Model;
@@ -95,13 +95,14 @@ fn check<T: BandScalar>(model: &Model, basis: &Basis, screening: Option<f64>) {
     cholesky_orthonormalise(psi.as_mut()).expect("independent bands");
     let x = [1.0, 1.0, 0.5, 0.0];
     let frac = 0.25;
-    let op = Exchange::new(
+    let own = Pairing::own(
         basis,
         kpt,
         scaled_kernel(basis, &kernel, frac),
         psi.as_ref(),
         &x,
     );
+    let op = Exchange::new(vec![own]);
     let w = op.apply(basis, kpt, psi.as_ref());
     let built = overlap(psi.as_ref(), w.as_ref());
     let want = direct(basis, &kernel, &psi, &x[..3], frac);

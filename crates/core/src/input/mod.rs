@@ -617,13 +617,19 @@ mod tests {
                         Spin::Collinear { total_magnetization: Some(t), .. } if t == 1.0
                     )),
                     "si2_pbe_dojo" | "si2_pbe_sg15" => assert_eq!(spec.functional, "pbe"),
-                    "h2o_pbe0_gth_gamma" | "si2_pbe0_gth_nq1" => {
+                    "h2o_pbe0_gth_gamma" | "si2_pbe0_gth_nq1" | "si2_pbe0_gth"
+                    | "si2_pbe0_sg15" => {
                         assert_eq!(spec.functional, "pbe");
                         let h = spec.hybrid.expect("PBE0");
                         assert_eq!(h.fraction, 0.25);
                         assert_eq!(h.kernel.screening, None);
                         assert!(h.kernel.x_gamma_extrapolation);
-                        assert_eq!(h.kernel.q_grid, [1, 1, 1]);
+                        let q = match name.as_str() {
+                            "si2_pbe0_gth" => 2,
+                            "si2_pbe0_sg15" => 3,
+                            _ => 1,
+                        };
+                        assert_eq!(h.kernel.q_grid, [q; 3]);
                     }
                     "si64_lda_gth_gamma" => {
                         assert_eq!(spec.kpoints, Kpoints::Gamma);
@@ -635,8 +641,8 @@ mod tests {
         }
         assert_eq!(
             n,
-            11,
-            "expected the 11 reference inputs under {}",
+            13,
+            "expected the 13 reference inputs under {}",
             root.display()
         );
     }

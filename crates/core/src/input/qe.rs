@@ -16,7 +16,8 @@
 //!   short-range semilocal exchange is not implemented yet).
 //!   Absent: lda_pz (note: QE itself would take the functional from the pseudopotentials).
 //! * With pbe0 (`qe_hybrid.rs`): `exx_fraction` (default 0.25), `x_gamma_extrapolation`
-//!   (default true), `exxdiv_treatment` 'gygi-baldereschi' only, `nqx1..3` = 1 only,
+//!   (default true), `exxdiv_treatment` 'gygi-baldereschi' only, `nqx1..3` (a sub-grid of the
+//!   k grid, checked at set-up),
 //!   `ecutfock` = ecutrho only, `ecutvcut` = 0, `localization_thr` = 0, `ace` = true; these
 //!   keys without a hybrid, `screening_parameter` with pbe0, and `tstress` are errors.
 //! * `occupations` fixed | smearing; `smearing` gaussian/gauss,
@@ -1724,7 +1725,16 @@ K_POINTS automatic
             "tstress",
             "stress",
         );
-        fails(&with("nqx2=2"), "nqx2", "q grid");
+        fails(&with("nqx2=0"), "nqx2", "at least 1");
+        assert_eq!(
+            p(&with("nqx1=2, nqx2=2, nqx3=2"))
+                .unwrap()
+                .hybrid
+                .unwrap()
+                .kernel
+                .q_grid,
+            [2, 2, 2]
+        );
         fails(
             &with("exxdiv_treatment='vcut_ws'"),
             "exxdiv_treatment",

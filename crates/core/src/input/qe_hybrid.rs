@@ -63,11 +63,10 @@ pub(super) fn parse<'a>(
     for (i, q) in q_grid.iter_mut().enumerate() {
         if let Some(e) = get(&format!("nqx{}", i + 1)) {
             let n = v.int(e)?;
-            if n != 1 {
-                return Err(v.err(e, format!("nqx{} = {n}: planewave's exact exchange has only the q grid 1 x 1 x 1 so far (every k-point pairs with itself)", i + 1))
-                    .with_hint("set nqx1 = nqx2 = nqx3 = 1 (the default), or use K_POINTS gamma for a large cell"));
-            }
-            *q = 1;
+            *q = usize::try_from(n)
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| v.err(e, format!("nqx{} = {n}: must be at least 1", i + 1)))?;
         }
     }
     if let Some(e) = get("exxdiv_treatment") {

@@ -18,7 +18,15 @@ fn core_coupling<T: BandScalar>(s: &State<'_, T>) -> Option<Vec<Complex64>> {
     let (model, basis, rho) = (s.model, s.basis, s.rho);
     let core = density::core_density(model, basis)?;
     let (xr, xg) = density::with_core(rho, Some(&core));
-    let v = super::xc::compute(model.functional, s.exchange_scale(), basis, &xr, &xg).potential;
+    let v = super::xc::compute(
+        model.functional,
+        s.exchange_scale(),
+        basis,
+        &xr,
+        &xg,
+        super::xc::XcParts::Potential,
+    )
+    .potential;
     let n = v.len() as f64;
     let avg: Vec<f64> = (0..v[0].len())
         .map(|i| v.iter().map(|c| c[i]).sum::<f64>() / n)

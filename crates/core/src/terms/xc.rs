@@ -14,12 +14,24 @@ use num_complex::Complex64;
 /// The exchange-correlation term (the NLCC core density included in what it sees).
 pub struct Xc;
 
+/// What [`compute`] is asked for beyond the energy: the GGA potential costs a divergence
+/// (three transforms and their grids), the gradient tensor a pass over the gradients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XcParts {
+    /// The energy only (`potential` empty).
+    Energy,
+    /// The energy and the potential.
+    Potential,
+    /// Everything, the gradient tensor of the stress included.
+    All,
+}
+
 /// The functional evaluated on the state's densities plus their core share, with those
 /// grid densities.
-fn evaluate_state<T: BandScalar>(s: &State<'_, T>) -> (XcResult, Vec<Vec<f64>>) {
+fn evaluate_state<T: BandScalar>(s: &State<'_, T>, parts: XcParts) -> (XcResult, Vec<Vec<f64>>) {
     let (xr, xg) = crate::density::with_core(s.rho, s.core);
     let f = s.model.functional;
-    (compute(f, s.exchange_scale(), s.basis, &xr, &xg), xr)
+    (compute(f, s.exchange_scale(), s.basis, &xr, &xg, parts), xr)
 }
 
 impl<T: BandScalar> Term<T> for Xc {
@@ -27,15 +39,15 @@ impl<T: BandScalar> Term<T> for Xc {
         "xc"
     }
     fn energy(&self, s: &State<'_, T>) -> Share<f64> {
-        Share::Grid(evaluate_state(s).0.energy)
+        Share::Grid(evaluate_state(s, XcParts::Energy).0.energy)
     }
     fn potential(&self, s: &State<'_, T>) -> Option<Vec<Vec<f64>>> {
-        Some(evaluate_state(s).0.potential)
+        Some(evaluate_state(s, XcParts::Potential).0.potential)
     }
     /// `sigma = -(1/Omega) [(E_xc - int v rho_xc) delta - T_grad]` (the core shape term is the
     /// core correction's).
     fn stress(&self, s: &State<'_, T>) -> Option<Share<[[f64; 3]; 3]>> {
-        let (xcr, xr) = evaluate_state(s);
+        let (xcr, xr) = evaluate_state(s, XcParts::All);
         let omega = s.basis.volume;
         let dv = s.basis.dv();
         let v_rho: f64 = xcr
@@ -98,13 +110,15 @@ fn divergence(basis: &Basis, h: &[Vec<f64>; 3]) -> Vec<f64> {
     super::sphere_to_real(basis, &acc)
 }
 
-/// Evaluate the functional for spin densities `rho_r` (grid) / `rho_g` (sphere).
+/// Evaluate the functional for spin densities `rho_r` (grid) / `rho_g` (sphere): the energy,
+/// and the other `parts`.
 pub fn compute(
     functional: Functional,
     exchange_scale: f64,
     basis: &Basis,
     rho_r: &[Vec<f64>],
     rho_g: &[Vec<Complex64>],
+    parts: XcParts,
 ) -> XcResult {
     let nspin = rho_r.len();
     let n = rho_r[0].len();
@@ -139,7 +153,18 @@ pub fn compute(
     let out = evaluate_scaled(functional, exchange_scale, &rho, &sig);
     let energy = out.e.iter().sum::<f64>() * dv;
     let mut gradient_tensor = [[0.0; 3]; 3];
-    for (a, row) in gradient_tensor.iter_mut().enumerate() {
+    if parts == XcParts::Energy {
+        return XcResult {
+            energy,
+            potential: Vec::new(),
+            gradient_tensor,
+        };
+    }
+    for (a, row) in gradient_tensor
+        .iter_mut()
+        .enumerate()
+        .filter(|_| parts == XcParts::All)
+    {
         for (b, t) in row.iter_mut().enumerate() {
             let pair = |s: usize, u: usize, v: &[f64]| -> f64 {
                 (0..n)

@@ -150,7 +150,11 @@ pub fn evaluate_into(f: Functional, rho: &[&[f64]], sigma: &[&[f64]], out: &mut 
     evaluate_into_scaled(f, 1.0, rho, sigma, out)
 }
 
-/// [`evaluate_into`] with the exchange scaled as in [`evaluate_scaled`].
+/// Points per rayon task of [`evaluate_scaled`].
+const POINTS_PER_TASK: usize = 8192;
+
+/// [`evaluate_into`] with the exchange scaled as in [`evaluate_scaled`]; the points go to rayon
+/// threads in chunks.
 fn evaluate_into_scaled(
     f: Functional,
     xs: f64,
@@ -178,8 +182,39 @@ fn evaluate_into_scaled(
     for (dst, v) in vs.iter_mut().zip(out.vsigma.iter_mut()) {
         *dst = v.as_mut_slice();
     }
-    let (vr, vs) = (&mut vr[..nspin], &mut vs[..nsig]);
-    evaluate_slices_scaled(f, xs, rho, sigma, &mut out.e, vr, vs);
+    // Chunk the outputs alike and hand each chunk its slice of the inputs.
+    let mut vr: Vec<Vec<&mut [f64]>> = vr[..nspin].iter_mut().map(|v| chunks(v)).collect();
+    let mut vs: Vec<Vec<&mut [f64]>> = vs[..nsig].iter_mut().map(|v| chunks(v)).collect();
+    let tasks: Vec<Chunk<'_>> = out
+        .e
+        .chunks_mut(POINTS_PER_TASK)
+        .enumerate()
+        .map(|(i, e)| (i, e, take_chunk(&mut vr, i), take_chunk(&mut vs, i)))
+        .collect();
+    use rayon::prelude::*;
+    tasks.into_par_iter().for_each(|(i, e, mut vr, mut vs)| {
+        let range = i * POINTS_PER_TASK..(i * POINTS_PER_TASK + e.len());
+        let rho: Vec<&[f64]> = rho.iter().map(|r| &r[range.clone()]).collect();
+        let sigma: Vec<&[f64]> = sigma.iter().map(|r| &r[range.clone()]).collect();
+        evaluate_slices_scaled(f, xs, &rho, &sigma, e, &mut vr, &mut vs);
+    });
+}
+
+/// One task of [`evaluate_into_scaled`]: its chunk index, and its chunks of `e`, `vrho` and
+/// `vsigma`.
+type Chunk<'a> = (usize, &'a mut [f64], Vec<&'a mut [f64]>, Vec<&'a mut [f64]>);
+
+/// `v` in chunks of [`POINTS_PER_TASK`].
+fn chunks(v: &mut [f64]) -> Vec<&mut [f64]> {
+    v.chunks_mut(POINTS_PER_TASK).collect()
+}
+
+/// Chunk `i` of every component (left empty in `parts`).
+fn take_chunk<'a>(parts: &mut [Vec<&'a mut [f64]>], i: usize) -> Vec<&'a mut [f64]> {
+    parts
+        .iter_mut()
+        .map(|c| std::mem::take(&mut c[i]))
+        .collect()
 }
 
 /// Number of `sigma` / `vsigma` components: 0 (LDA), 1 or 3 (GGA, `nspin` = 1 or 2).
