@@ -4,7 +4,7 @@
 //! silicon on a 2x2x2 k grid with the q grid 1x1x1 (complex bands; tests/data/qe/
 //! si2_pbe0_gth_nq1/: a QE run made for planewave), and with q grids of 2x2x2 (GTH) and
 //! 3x3x3 (SG15, numeric UPF: 2e-5 Ha per atom), the orbitals at k + q by symmetry; and the
-//! same results on G-vector groups and k-point groups.
+//! same results on G-vector groups, band groups and k-point groups.
 //!
 //! Tolerances: total energy 1e-6 Ha per atom (analytic GTH pseudopotentials), the Fock energy
 //! 1e-6 Ha against QE's tightly converged run, gap and eigenvalues 1e-3 eV (QE prints 4
@@ -149,12 +149,14 @@ fn water_pbe0_without_the_x_gamma_extrapolation() {
 }
 
 #[test]
-fn water_pbe0_same_on_gvector_groups() {
+fn water_pbe0_same_on_gvector_groups_and_band_groups() {
     // A lower cutoff keeps this quick; the comparison is between layouts.
     let mut spec = load("qe/h2o_pbe0_gth_gamma/pw.in");
     spec.ecut = 10.0;
     let serial = run(spec.clone(), Arc::new(Solo));
-    for n in [2, 3] {
+    for (n, bg) in [(2, 1), (3, 1), (2, 2)] {
+        let mut spec = spec.clone();
+        spec.parallel.band_groups = Some(bg);
         let all = Threads::run(n, |c| run(spec.clone(), c.into_arc()));
         for (rank, o) in all.iter().enumerate() {
             let de = (o.energy - serial.energy).abs();
@@ -264,16 +266,15 @@ fn silicon_with_q_grid(case: &str, tol: f64) -> (input::RunSpec, Outcome) {
 #[test]
 fn silicon_pbe0_with_a_q_grid_matches_quantum_espresso_on_any_layout() {
     let (spec, o) = silicon_with_q_grid("si2_pbe0_gth", 1e-6);
-    // The orbitals at k + q come from other k-point groups, and from G-vector groups.
-    for (n, groups) in [(2, 2), (2, 1), (3, 3)] {
+    // The orbitals at k + q come from other k-point groups, G-vector groups and band groups.
+    for (n, kg, bg) in [(2, 2, 1), (2, 1, 1), (3, 3, 1), (2, 1, 2), (4, 2, 2)] {
         let mut spec = spec.clone();
-        spec.parallel.kpoint_groups = Some(groups);
+        spec.parallel.kpoint_groups = Some(kg);
+        spec.parallel.band_groups = Some(bg);
         for o2 in Threads::run(n, |c| run(spec.clone(), c.into_arc())) {
             let de = (o2.energy - o.energy).abs();
-            assert!(
-                de < 1e-8,
-                "{n} ranks, {groups} k-point groups: energy differs by {de:.1e} Ha"
-            );
+            let what = format!("{n} ranks, {kg} k-point groups, {bg} band groups");
+            assert!(de < 1e-8, "{what}: energy differs by {de:.1e} Ha");
         }
     }
 }
@@ -281,4 +282,29 @@ fn silicon_pbe0_with_a_q_grid_matches_quantum_espresso_on_any_layout() {
 #[test]
 fn silicon_pbe0_sg15_with_a_q_grid_matches_quantum_espresso() {
     silicon_with_q_grid("si2_pbe0_sg15", 2e-5);
+}
+
+#[test]
+fn water_pbe0_force_is_the_energy_derivative() {
+    // The force on H along x against central differences of the energy (steps of 0.01 and
+    // 0.005 bohr, Richardson-extrapolated: the h^2 error of either step is ~1e-5 Ha/bohr);
+    // a lower cutoff keeps it quick, tight tolerances keep the energies converged.
+    let mut spec = load("qe/h2o_pbe0_gth_gamma/pw.in");
+    spec.ecut = 15.0;
+    spec.scf.energy_tolerance = 1e-12;
+    spec.scf.density_tolerance = 1e-8;
+    let a = spec.lattice[0][0];
+    let energy_at = |dx: f64| {
+        let mut s = spec.clone();
+        s.atoms[1].frac[0] += dx / a;
+        run(s, Arc::new(Solo)).energy
+    };
+    let diff = |h: f64| -(energy_at(h) - energy_at(-h)) / (2.0 * h);
+    let fd = (4.0 * diff(0.005) - diff(0.01)) / 3.0;
+    let f = run(spec.clone(), Arc::new(Solo)).forces[1][0];
+    println!("H force x: {f:.9} Ha/bohr, from the energy {fd:.9}");
+    assert!(
+        (f - fd).abs() < 2e-6,
+        "force {f} Ha/bohr, energy derivative {fd}"
+    );
 }

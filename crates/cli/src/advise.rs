@@ -139,8 +139,8 @@ pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = threads.unwrap_or((cores / ranks).max(1));
     let blocks = s.basis.kpoints.len() * s.model.nspin();
-    // Band groups need the Davidson eigensolver and at least one band each, and no hybrid.
-    let band_ok = !matches!(s.params.eigensolver, Eigensolver::Lobpcg) && s.model.hybrid.is_none();
+    // Band groups need the Davidson eigensolver and at least one band each.
+    let band_ok = !matches!(s.params.eigensolver, Eigensolver::Lobpcg);
     let mut cands: Vec<Candidate> = (1..=ranks.min(blocks))
         .filter(|kg| ranks.is_multiple_of(*kg))
         .flat_map(|kg| {
@@ -193,7 +193,7 @@ pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
         if exchange > 0.0 {
             let _ = writeln!(
                 out,
-                "exact exchange dominates: about {:.0}% of a serial SCF iteration (its operator, rebuilt every ~{INNER_PER_OUTER:.0} iterations); it divides over k-point groups and G-vector groups, not band groups (not available for hybrids yet)",
+                "exact exchange dominates: about {:.0}% of a serial SCF iteration (its operator, rebuilt every ~{INNER_PER_OUTER:.0} iterations); it divides over k-point groups, band groups (each applies it to its own bands) and G-vector groups",
                 100.0 * exchange / serial
             );
         }

@@ -728,7 +728,7 @@ fn exchange_advice(r: &scf::ScfResult) -> Option<String> {
     let t = &r.timings;
     (t.exchange > 0.2 * t.total).then(|| {
         format!(
-            "exact exchange took {:.0}% of the SCF ({:.2} of {:.2} s, {} operator builds): it divides over k-point groups and G-vector groups (band groups are not available for hybrids yet)",
+            "exact exchange took {:.0}% of the SCF ({:.2} of {:.2} s, {} operator builds): it divides over k-point groups, band groups and G-vector groups",
             100.0 * t.exchange / t.total,
             t.exchange,
             t.total,

@@ -647,18 +647,6 @@ fn impossible_parallel_layout_proposes_the_nearest() {
 }
 
 #[test]
-fn hybrid_on_band_groups_is_refused_by_name() {
-    let c = Case::new("hybrid_band_groups");
-    c.copy("pseudos/gth/Si-q4.lda.cp2k", "Si-q4.lda.cp2k");
-    c.write(
-        "si.toml",
-        &format!("{SI}\n[model]\nfunctional = \"pbe0\"\n[parallel]\nband_groups = 2\n"),
-    );
-    let msg = c.refuse("si.toml");
-    assert_mentions(&msg, &["parallel.band_groups", "hybrid", "band_groups = 1"]);
-}
-
-#[test]
 fn unknown_alltoallv_strategy_is_named() {
     let c = Case::new("alltoallv");
     c.copy("pseudos/gth/Si-q4.lda.cp2k", "Si-q4.lda.cp2k");

@@ -319,16 +319,7 @@ impl BandScalar for Complex64 {
     }
 
     fn convolve(basis: &Basis, kernel: &[f64], fields: &mut [Vec<Self>]) {
-        let one = |f: &mut Vec<Self>| {
-            let mut c = basis.rho_forward(std::mem::take(f));
-            c.iter_mut().zip(kernel).for_each(|(z, v)| *z *= v);
-            *f = basis.rho_backward(&c);
-        };
-        if basis.rho_dist.is_some() {
-            fields.iter_mut().for_each(one);
-        } else {
-            fields.par_iter_mut().for_each(one);
-        }
+        basis.rho_convolve(fields, kernel);
     }
 
     fn random(kpt: &Kpoint, bands: &[usize], seed: u64) -> Mat<Self> {
@@ -747,21 +738,14 @@ impl BandScalar for f64 {
 
     fn convolve(basis: &Basis, kernel: &[f64], fields: &mut [Vec<Self>]) {
         // kernel(-G) = kernel(G) keeps a real field real: a + ib convolves to conv(a) + i conv(b).
-        let pair = |p: &mut [Vec<Self>]| {
-            let joined = join_pairs(p).pop().expect("one pair");
-            let mut c = basis.rho_forward(joined);
-            c.iter_mut().zip(kernel).for_each(|(z, v)| *z *= v);
-            let z = basis.rho_backward(&c);
-            for (i, f) in p.iter_mut().enumerate() {
+        let mut joined = join_pairs(fields);
+        basis.rho_convolve(&mut joined, kernel);
+        for (pair, z) in fields.chunks_mut(2).zip(&joined) {
+            for (i, f) in pair.iter_mut().enumerate() {
                 f.iter_mut()
-                    .zip(&z)
+                    .zip(z)
                     .for_each(|(x, z)| *x = if i == 0 { z.re } else { z.im });
             }
-        };
-        if basis.rho_dist.is_some() {
-            fields.chunks_mut(2).for_each(pair);
-        } else {
-            fields.par_chunks_mut(2).for_each(pair);
         }
     }
 

@@ -166,10 +166,21 @@ impl Basis {
         })
     }
 
-    /// Density-sphere coefficients (with 1/N) of a complex field at this rank's grid points.
-    /// Collective on the G-vector group.
-    pub(crate) fn rho_forward(&self, field_r: Vec<Complex64>) -> Vec<Complex64> {
-        self.rho_forward_of(|grid| grid.copy_from_slice(&field_r))
+    /// Every complex field at this rank's grid points replaced by its convolution with
+    /// `kernel` over the density sphere, `FFT^-1[kernel FFT[f]]` (`kernel` on this rank's
+    /// entries): on a G-vector group one pipelined sequence of transforms
+    /// ([`crate::rho_dist::RhoDist::convolve`]), serially on rayon threads. Collective on the
+    /// G-vector group.
+    pub(crate) fn rho_convolve(&self, fields: &mut [Vec<Complex64>], kernel: &[f64]) {
+        if let Some(d) = &self.rho_dist {
+            return d.convolve(fields, kernel);
+        }
+        use rayon::prelude::*;
+        fields.par_iter_mut().for_each(|f| {
+            let mut c = self.rho_forward_of(|grid| grid.copy_from_slice(f));
+            c.iter_mut().zip(kernel).for_each(|(z, v)| *z *= v);
+            self.rho_backward_with(&c, |z| f.copy_from_slice(z));
+        });
     }
 
     /// Density-sphere coefficients (with 1/N) of the complex field `fill` writes at this

@@ -581,14 +581,6 @@ fn parallel_layout(
             "use eigensolver = \"davidson\" (the default) or band_groups = 1",
         ));
     }
-    if band_groups > 1 && spec.hybrid.is_some() {
-        return Err(err(
-            spec,
-            "parallel.band_groups",
-            format!("{band_groups} band groups asked for with a hybrid functional, whose exact exchange does not run on band groups yet"),
-            "use band_groups = 1 (k-point groups and G-vector groups work with hybrids)",
-        ));
-    }
     let mut request = LayoutRequest::auto(problem);
     request.band_groups = Some(band_groups);
     request.kpoint_groups = spec.parallel.kpoint_groups.or_else(|| {

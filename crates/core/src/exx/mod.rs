@@ -11,8 +11,13 @@
 //! term's ([`crate::terms::term::State::exchange_scale`]); the Fock energy is the
 //! `exact_exchange` term's.
 //!
-//! Not yet: q grids other than 1x1x1 (orbitals at k + q by symmetry), the erfc semilocal part
-//! of HSE, band groups (the pair ring), stress.
+//! - [`kq`] and [`orbitals`]: the points k + q of a q grid as symmetry images of the computed
+//!   k-points, and their orbitals gathered from every k-point group.
+//!
+//! Band groups deal the pairs (i, j) by the band i; each gathers every band for the
+//! compressed operator (a ring passing blocks would hold less).
+//!
+//! Not yet: the erfc semilocal part of HSE (QE's `pbexsr`), stress.
 
 /// The exact-exchange part of a hybrid functional (PBE0: `fraction` 0.25 of Fock exchange
 /// with the Coulomb kernel; its semilocal part is the model's functional with its exchange

@@ -2,8 +2,8 @@
 //! at k + q (QE's `exxinit`, which gathers the orbitals of all pools).
 //!
 //! Contract: [`Sources::gather`] is collective on the world: each block's owner (its k-point
-//! group; each rank its own plane waves of a G-vector group) puts its rows into a whole-sphere
-//! matrix that is zero elsewhere, and one sum over the world gives every rank every block,
+//! group's first band group; each rank its own plane waves of a G-vector group) puts its rows
+//! into a whole-sphere matrix that is zero elsewhere, and one sum over the world gives every rank every block,
 //! bit for bit (each entry is one owner's value plus zeros). [`Sources::fields`] builds an
 //! image's periodic parts on the density sphere (which holds every k' + G of the wavefunction
 //! cutoff) and transforms them to this rank's grid points, collective on the G-vector group.
@@ -62,12 +62,15 @@ impl Sources {
                 let kept: Vec<usize> = (0..x.len()).filter(|&j| x[j] > EPS_OCCUPATION).collect();
                 let mut flat = vec![Complex64::new(0.0, 0.0); millers.len() * kept.len()];
                 if par.owns(s, k) {
-                    let local = T::to_plane_waves(kpt, &psi_s[k], &kept);
+                    // Every band on each band group; band group 0 contributes them.
+                    let all = super::outer::all_bands(par, psi_s[k].as_ref(), x.len());
+                    let local = T::to_plane_waves(kpt, &all, &kept);
+                    let mine = par.band_comm().rank() == 0;
                     let rows: Vec<usize> = match &kpt.dist {
                         Some(d) => d.local_plane_waves().to_vec(),
                         None => (0..kpt.npw()).collect(),
                     };
-                    for j in 0..kept.len() {
+                    for j in (0..kept.len()).filter(|_| mine) {
                         for (h, &g) in rows.iter().enumerate() {
                             flat[g + j * millers.len()] = local[(h, j)];
                         }

@@ -74,14 +74,23 @@ fn blocks<T: BandScalar>(
         .collect();
     for (s, k) in par.owned_blocks(model.nspin(), nk) {
         let kpt = &basis.kpoints[k];
-        let psi = psi[s][k].as_ref();
+        let mine = psi[s][k].as_ref();
+        // With band groups the pairs (i, j) are dealt by i: each group applies V_x to its own
+        // bands, with every occupied orbital j and all bands for the compressed operator.
+        let all = all_bands(par, mine, lp.params.nbands);
         let pairings = match &sources {
             None => {
                 let x: Vec<f64> = occ.occ[s][k]
                     .iter()
                     .map(|f| f / model.max_occupation())
                     .collect();
-                vec![Pairing::own(basis, kpt, kernel.per_q[0].clone(), psi, &x)]
+                vec![Pairing::own(
+                    basis,
+                    kpt,
+                    kernel.per_q[0].clone(),
+                    all.as_ref(),
+                    &x,
+                )]
             }
             Some(src) => images(kpt.frac, q_grid, &irreducible, &model.symmetries)?
                 .iter()
@@ -92,10 +101,25 @@ fn blocks<T: BandScalar>(
                 })
                 .collect(),
         };
-        let w = Exchange::new(pairings).apply(basis, kpt, psi);
-        out[s][k] = Some(Ace::new(kpt, psi, w)?);
+        let w = Exchange::new(pairings).apply(basis, kpt, mine);
+        let w = all_bands(par, w.as_ref(), lp.params.nbands);
+        out[s][k] = Some(Ace::new(kpt, all.as_ref(), w)?);
     }
     Ok(out)
+}
+
+/// Every band of a block whose bands `mine` are this rank's share over the band groups (an
+/// all-gather over the band group; a copy without band groups).
+pub(crate) fn all_bands<T: BandScalar>(
+    par: &crate::parallel::Parallel,
+    mine: planewave_linalg::MatRef<'_, T>,
+    nbands: usize,
+) -> Mat<T> {
+    if par.band_groups() == 1 {
+        return mine.to_owned();
+    }
+    let comm = par.band_comm().clone();
+    planewave_linalg::BandDistBlock::new(comm, mine.nrows(), nbands, mine.to_owned()).to_global()
 }
 
 /// Run the outer loop from the converged semilocal loop `start`, the bands `psi` updated in
@@ -110,11 +134,6 @@ pub(crate) fn run<T: BandScalar>(
     let (model, basis, params) = (lp.model, lp.basis, lp.params);
     let hybrid = model.hybrid.expect("a hybrid run");
     let par = &*basis.parallel;
-    assert_eq!(
-        par.band_groups(),
-        1,
-        "set-up refuses band groups for hybrids"
-    );
     let coulomb = CoulombKernel::new(hybrid.kernel, &model.crystal, basis.ecut, 4.0 * basis.ecut);
     let kernel = Kernels::new(basis, &hybrid, &coulomb);
     let mut ops = operators(lp, &kernel, psi, &start, rec)?;
