@@ -1,9 +1,10 @@
-//! Hybrid functionals (PBE0) against Quantum ESPRESSO 6.7: the water molecule at Γ on the real
+//! Hybrid functionals (PBE0, HSE06) against Quantum ESPRESSO 6.7: the water molecule at Γ on the real
 //! path, with the x_gamma extrapolation on and off (tests/data/qe/h2o_pbe0_gth_gamma/: the QE
 //! inputs and the reference numbers, trimmed from the shared reference set with their origin);
 //! silicon on a 2x2x2 k grid with the q grid 1x1x1 (complex bands; tests/data/qe/
 //! si2_pbe0_gth_nq1/: a QE run made for planewave), and with q grids of 2x2x2 (GTH) and
-//! 3x3x3 (SG15, numeric UPF: 2e-5 Ha per atom), the orbitals at k + q by symmetry; and the
+//! 3x3x3 (SG15, numeric UPF: 2e-5 Ha per atom), the orbitals at k + q by symmetry; HSE06 on
+//! silicon (SG15); and the
 //! same results on G-vector groups, band groups and k-point groups.
 //!
 //! Tolerances: total energy 1e-6 Ha per atom (analytic GTH pseudopotentials), the Fock energy
@@ -282,6 +283,12 @@ fn silicon_pbe0_with_a_q_grid_matches_quantum_espresso_on_any_layout() {
 #[test]
 fn silicon_pbe0_sg15_with_a_q_grid_matches_quantum_espresso() {
     silicon_with_q_grid("si2_pbe0_sg15", 2e-5);
+}
+
+#[test]
+fn silicon_hse06_sg15_with_a_q_grid_matches_quantum_espresso() {
+    // The erfc kernel and the short-range PBE exchange, on QE's FFT grid (see the input).
+    silicon_with_q_grid("si2_hse_sg15", 2e-5);
 }
 
 #[test]

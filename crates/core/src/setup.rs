@@ -492,7 +492,8 @@ pub const MPI_LIBRARY_SHARE: f64 = 12.0 * 1048576.0;
 /// of at most 4 MiB of A; `RAYON_NUM_THREADS=1`, peak RSS; [`MPI_LIBRARY_SHARE`] added under
 /// MPI by the caller): si64_lda_gth_gamma one rank 245 MiB (this gives 252), two MPI ranks
 /// 159 MiB each (160); si8_lda_gth_displaced one rank 48 MiB (45), two MPI k-point groups
-/// 54 MiB each (52); examples/si.toml 21 MiB (23).
+/// 54 MiB each (52); examples/si.toml 21 MiB (23). Hybrids (2026-11-24, with the exchange
+/// term): h2o_pbe0_gth_gamma one rank 97 MiB (90), si2_pbe0_sg15 one rank 52 MiB (47).
 pub fn memory_per_rank(
     model: &Model,
     ecut: f64,
@@ -540,13 +541,16 @@ pub fn memory_per_rank(
     let bands = word * npw_est / g * (blocks * (nb / bg + natoms) + whole + workspace);
     let grids = (1.0 + 1.4 / g) * grid_est;
     let base = 20.0 * 1048576.0;
-    let exchange = exchange_bytes(model, grid_est / g, word * npw_est / g, (nb, blocks));
+    // One grid field of the exchange: about 16 npw points (the FFT box of the density sphere),
+    // real on the Γ path.
+    let field = word * 16.0 * npw_est / g;
+    let exchange = exchange_bytes(model, field, word * npw_est / g, (nb, blocks));
     bands + grids + base + exchange
 }
 
 /// A hybrid's exchange while one block's operator is built: the occupied orbitals of every
 /// k + q, one pair density per orbital, and the block's bands and results on the grid
-/// (`field`: bytes of one complex grid field on this rank), plus the compressed operators of
+/// (`field`: bytes of one grid field on this rank), plus the compressed operators of
 /// the rank's blocks (`band_vector`: bytes of one band vector; `nbands` bands per block,
 /// `blocks` blocks).
 fn exchange_bytes(

@@ -7,9 +7,10 @@
 //! - `outer`: the outer loop of a hybrid run (semilocal SCF first, then operator rebuilds
 //!   with inner SCF loops), driven by [`crate::scf`].
 //!
-//! The semilocal part (PBE0: the model's PBE with its exchange scaled by 1 - a) is the XC
-//! term's ([`crate::terms::term::State::exchange_scale`]); the Fock energy is the
-//! `exact_exchange` term's.
+//! The semilocal part (PBE0: the model's PBE with its exchange scaled by 1 - a; HSE: less a
+//! times the short-range ωPBE exchange) is the XC term's
+//! ([`crate::terms::term::State::exchange_scale`]); the Fock energy is the `exact_exchange`
+//! term's.
 //!
 //! - [`kq`] and [`orbitals`]: the points k + q of a q grid as symmetry images of the computed
 //!   k-points, and their orbitals gathered from every k-point group.
@@ -17,11 +18,11 @@
 //! Band groups deal the pairs (i, j) by the band i; each gathers every band for the
 //! compressed operator (a ring passing blocks would hold less).
 //!
-//! Not yet: the erfc semilocal part of HSE (QE's `pbexsr`), stress.
+//! Not yet: stress.
 
-/// The exact-exchange part of a hybrid functional (PBE0: `fraction` 0.25 of Fock exchange
-/// with the Coulomb kernel; its semilocal part is the model's functional with its exchange
-/// scaled by `1 - fraction`).
+/// The exact-exchange part of a hybrid functional: `fraction` (0.25) of Fock exchange with the
+/// Coulomb kernel (PBE0: the semilocal exchange scaled by `1 - fraction`) or the erfc kernel
+/// of `kernel.screening` (HSE: less `fraction` times the short-range semilocal exchange).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hybrid {
     /// The exact-exchange fraction `a` (QE `exx_fraction`).

@@ -34,9 +34,9 @@
 //! #                                 # this species (a per-atom value overrides it)
 //!
 //! [model]
-//! functional = "lda_pz"   # lda_pz (default) | lda_pw | lda_vwn | pbe | pbe0; aliases:
-//!                         # lda, pz -> lda_pz; pw -> lda_pw; vwn, svwn, sla+vwn -> lda_vwn
-//!                         # pbe0: the hybrid (25% exact exchange; see [hybrid])
+//! functional = "lda_pz"   # lda_pz (default) | lda_pw | lda_vwn | pbe | pbe0 | hse; aliases:
+//!                         # lda, pz -> lda_pz; pw -> lda_pw; vwn, svwn, sla+vwn -> lda_vwn;
+//!                         # hse06 -> hse. pbe0, hse: hybrids (25% exact exchange; [hybrid])
 //! smearing = "none"       # none (default) | gaussian | fermi-dirac | methfessel-paxton
 //!                         # | marzari-vanderbilt; aliases gauss, fd, f-d, mp, m-p,
 //!                         # cold, mv, m-v
@@ -72,11 +72,12 @@
 //! forces = true
 //! stress = true           # default false (and refused) for hybrids
 //!
-//! [hybrid]                # optional, only with functional = "pbe0"; defaults shown (QE's)
+//! [hybrid]                # optional, only with functional = "pbe0" | "hse"; QE's defaults
 //! exx_fraction = 0.25     # the exact-exchange fraction (QE exx_fraction)
 //! x_gamma_extrapolation = true  # QE x_gamma_extrapolation
 //! q_grid = [1, 1, 1]      # QE nqx1..3; only [1, 1, 1] so far
 //! divergence = "gygi-baldereschi"  # QE exxdiv_treatment; the only one
+//! screening = 0.106       # HSE only: ω (1/bohr) of the Fock and the semilocal part
 //!
 //! [relax]                 # used by `planewave relax`; everything optional, defaults shown
 //! cell = false            # also relax the lattice (like QE vc-relax / VASP ISIF = 3)
@@ -582,7 +583,7 @@ mod tests {
                 n += 1;
                 let name = run.file_name().unwrap().to_string_lossy().into_owned();
                 assert_eq!(spec.title, name);
-                let hybrid = name.contains("pbe0");
+                let hybrid = name.contains("pbe0") || name.contains("hse");
                 assert_eq!(spec.hybrid.is_some(), hybrid, "{name}");
                 if !name.starts_with("h2o") {
                     assert_eq!(spec.ecut, 15.0);
@@ -626,7 +627,7 @@ mod tests {
                         assert!(h.kernel.x_gamma_extrapolation);
                         let q = match name.as_str() {
                             "si2_pbe0_gth" => 2,
-                            "si2_pbe0_sg15" => 3,
+                            "si2_pbe0_sg15" | "si2_hse_sg15" => 3,
                             _ => 1,
                         };
                         assert_eq!(h.kernel.q_grid, [q; 3]);
@@ -641,8 +642,8 @@ mod tests {
         }
         assert_eq!(
             n,
-            13,
-            "expected the 13 reference inputs under {}",
+            14,
+            "expected the 14 reference inputs under {}",
             root.display()
         );
     }

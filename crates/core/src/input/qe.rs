@@ -12,10 +12,10 @@
 //! * `ecutwfc` (Ry) -> `ecut` = ecutwfc/2 Ha; `ecutrho` must be absent or 4*ecutwfc
 //!   (norm-conserving only).
 //! * `input_dft`: pz, lda -> lda_pz; pw -> lda_pw; sla+vwn, vwn -> lda_vwn; pbe -> pbe;
-//!   pbe0 -> pbe with exact exchange ([`super::RunSpec::hybrid`]); hse is refused (its
-//!   short-range semilocal exchange is not implemented yet).
+//!   pbe0 and hse -> pbe with exact exchange ([`super::RunSpec::hybrid`]; hse with the erfc
+//!   kernel and `screening_parameter`, default 0.106 1/bohr).
 //!   Absent: lda_pz (note: QE itself would take the functional from the pseudopotentials).
-//! * With pbe0 (`qe_hybrid.rs`): `exx_fraction` (default 0.25), `x_gamma_extrapolation`
+//! * With pbe0 or hse (`qe_hybrid.rs`): `exx_fraction` (default 0.25), `x_gamma_extrapolation`
 //!   (default true), `exxdiv_treatment` 'gygi-baldereschi' only, `nqx1..3` (a sub-grid of the
 //!   k grid, checked at set-up),
 //!   `ecutfock` = ecutrho only, `ecutvcut` = 0, `localization_thr` = 0, `ace` = true; these
@@ -752,20 +752,15 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
             "pz" | "lda" | "sla+pz" => "lda_pz".to_string(),
             "pw" | "sla+pw" => "lda_pw".to_string(),
             "sla+vwn" | "vwn" => "lda_vwn".to_string(),
-            "pbe" | "pbe0" => "pbe".to_string(),
-            "hse" => {
-                return Err(v
-                    .err(e, "input_dft = 'hse': the short-range PBE exchange of HSE06 is not implemented in planewave yet")
-                    .with_hint("use input_dft = 'pbe0' for a hybrid"))
-            }
-            other => {
-                return Err(v
-                    .err(
-                        e,
-                        format!("input_dft = '{other}' is not supported by planewave"),
-                    )
-                    .with_hint("supported: 'pz' (or 'lda'), 'pw', 'vwn' (or 'sla+vwn'), 'pbe', 'pbe0'"))
-            }
+            "pbe" | "pbe0" | "hse" => "pbe".to_string(),
+            other => return Err(v
+                .err(
+                    e,
+                    format!("input_dft = '{other}' is not supported by planewave"),
+                )
+                .with_hint(
+                    "supported: 'pz' (or 'lda'), 'pw', 'vwn' (or 'sla+vwn'), 'pbe', 'pbe0', 'hse'",
+                )),
         },
         (None, Some(_)) => unreachable!("dft is read from the entry"),
     };
@@ -1715,10 +1710,18 @@ K_POINTS automatic
             .hybrid
             .unwrap();
         assert_eq!((h.fraction, h.kernel.x_gamma_extrapolation), (0.4, false));
+        let hse = pbe0.replace("input_dft='PBE0'", "input_dft='hse'");
+        let h = p(&hse).unwrap().hybrid.unwrap();
+        assert_eq!((h.fraction, h.kernel.screening), (0.25, Some(0.106)));
+        let h = p(&hse.replace("nbnd=8,", "nbnd=8, screening_parameter=0.11,"))
+            .unwrap()
+            .hybrid
+            .unwrap();
+        assert_eq!(h.kernel.screening, Some(0.11));
         fails(
-            &SI2.replace("input_dft='pz'", "input_dft='hse'"),
-            "input_dft",
-            "HSE06",
+            &hse.replace("nbnd=8,", "nbnd=8, screening_parameter=0,"),
+            "screening_parameter",
+            "positive",
         );
         fails(
             &pbe0.replace("tstress=.false.", "tstress=.true."),

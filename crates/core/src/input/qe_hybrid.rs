@@ -1,4 +1,4 @@
-//! The hybrid-functional keys of a QE input (`input_dft = 'pbe0'` and the EXX keys of
+//! The hybrid-functional keys of a QE input (`input_dft = 'pbe0' | 'hse'` and the EXX keys of
 //! &system), mapped to [`Hybrid`] with QE 6.7's defaults, and every variant planewave does not
 //! have refused by name.
 
@@ -29,14 +29,16 @@ pub(super) fn parse<'a>(
     get: impl Fn(&str) -> Option<&'a Entry>,
     ecutrho_ry: f64,
 ) -> Result<Option<Hybrid>, InputError> {
-    if dft != "pbe0" {
+    if dft != "pbe0" && dft != "hse" {
         if let Some(e) = KEYS.iter().find_map(|k| get(k)) {
             return Err(v
                 .err(
                     e,
                     "this key is for hybrid functionals, and input_dft is not one".to_string(),
                 )
-                .with_hint("set input_dft = 'pbe0' for exact exchange, or remove the key"));
+                .with_hint(
+                    "set input_dft = 'pbe0' or 'hse' for exact exchange, or remove the key",
+                ));
         }
         return Ok(None);
     }
@@ -50,15 +52,26 @@ pub(super) fn parse<'a>(
         }
         None => 0.25,
     };
-    if let Some(e) = get("screening_parameter") {
-        return Err(v
-            .err(
-                e,
-                "screening_parameter is for screened hybrids (HSE), and input_dft is 'pbe0'"
-                    .to_string(),
-            )
-            .with_hint("remove it"));
-    }
+    // HSE: the erfc kernel, with QE's screening 0.106 1/bohr for the Fock and the semilocal part.
+    let screening =
+        match (dft, get("screening_parameter")) {
+            ("hse", None) => Some(0.106),
+            ("hse", Some(e)) => {
+                let w = v.f64(e)?;
+                if !(w > 0.0 && w.is_finite()) {
+                    return Err(v.err(e, format!("screening_parameter must be positive, got {w}")));
+                }
+                Some(w)
+            }
+            (_, Some(e)) => return Err(v
+                .err(
+                    e,
+                    "screening_parameter is for screened hybrids (HSE), and input_dft is 'pbe0'"
+                        .to_string(),
+                )
+                .with_hint("remove it, or use input_dft = 'hse'")),
+            (_, None) => None,
+        };
     let mut q_grid = [1; 3];
     for (i, q) in q_grid.iter_mut().enumerate() {
         if let Some(e) = get(&format!("nqx{}", i + 1)) {
@@ -110,7 +123,7 @@ pub(super) fn parse<'a>(
         }
     }
     let kernel = KernelSpec {
-        screening: None,
+        screening,
         x_gamma_extrapolation,
         q_grid,
     };

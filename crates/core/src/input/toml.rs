@@ -42,6 +42,7 @@ struct TomlHybrid {
     x_gamma_extrapolation: Option<bool>,
     q_grid: Option<Spanned<Vec<i64>>>,
     divergence: Option<Spanned<String>>,
+    screening: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -464,14 +465,14 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         charge: None,
         symmetry: None,
     });
-    let pbe0 = model
-        .functional
-        .as_ref()
-        .is_some_and(|f| f.get_ref().trim().eq_ignore_ascii_case("pbe0"));
-    let hybrid = hybrid_of(&ctx, pbe0, input.hybrid.as_ref())?;
+    let hybrid_name = model.functional.as_ref().and_then(|f| {
+        let name = f.get_ref().trim().to_ascii_lowercase();
+        matches!(name.as_str(), "pbe0" | "hse" | "hse06").then_some(name)
+    });
+    let hybrid = hybrid_of(&ctx, hybrid_name.as_deref(), input.hybrid.as_ref())?;
     let functional = match &model.functional {
         None => "lda_pz".to_string(),
-        Some(_) if pbe0 => "pbe".to_string(),
+        Some(_) if hybrid.is_some() => "pbe".to_string(),
         Some(f) => match functional_name(f.get_ref()) {
             Some(n) => n.to_string(),
             None => {
@@ -481,9 +482,12 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
                     format!("unknown functional `{}`", f.get_ref()),
                 );
                 return Err(e.with_hint(
-                    did_you_mean(f.get_ref(), ["lda_pz", "lda_pw", "lda_vwn", "pbe", "pbe0"])
+                    did_you_mean(
+                        f.get_ref(),
+                        ["lda_pz", "lda_pw", "lda_vwn", "pbe", "pbe0", "hse"],
+                    )
                         .unwrap_or_else(|| {
-                            "supported: lda_pz (lda, pz), lda_pw (pw), lda_vwn (vwn, svwn), pbe, pbe0"
+                            "supported: lda_pz (lda, pz), lda_pw (pw), lda_vwn (vwn, svwn), pbe, pbe0, hse (hse06)"
                                 .to_string()
                         }),
                 ));
@@ -1159,16 +1163,16 @@ fn nonneg(ctx: &Ctx<'_>, key: &str, v: &Spanned<i64>) -> Result<usize, InputErro
     })
 }
 
-/// The exact-exchange part of `functional = "pbe0"` (`pbe0`) from the `[hybrid]` table, with
-/// QE's defaults; the table without a hybrid functional, and what planewave does not have,
-/// are errors.
+/// The exact-exchange part of a hybrid `functional` ("pbe0", "hse" or "hse06") from the
+/// `[hybrid]` table, with QE's defaults; the table without a hybrid functional, and what
+/// planewave does not have, are errors.
 fn hybrid_of(
     ctx: &Ctx<'_>,
-    pbe0: bool,
+    functional: Option<&str>,
     table: Option<&Spanned<TomlHybrid>>,
 ) -> Result<Option<crate::exx::Hybrid>, InputError> {
     use crate::exx::kernel::KernelSpec;
-    if !pbe0 {
+    let Some(functional) = functional else {
         return match table {
             Some(t) => Err(ctx
                 .e(
@@ -1176,14 +1180,15 @@ fn hybrid_of(
                     Some(t.span()),
                     "[hybrid] is for hybrid functionals, and model.functional is not one",
                 )
-                .with_hint("set model.functional = \"pbe0\", or remove [hybrid]")),
+                .with_hint("set model.functional = \"pbe0\" or \"hse\", or remove [hybrid]")),
             None => Ok(None),
         };
-    }
+    };
+    let hse = functional != "pbe0";
     let mut h = crate::exx::Hybrid {
         fraction: 0.25,
         kernel: KernelSpec {
-            screening: None,
+            screening: hse.then_some(0.106),
             x_gamma_extrapolation: true,
             q_grid: [1, 1, 1],
         },
@@ -1202,6 +1207,25 @@ fn hybrid_of(
         h.fraction = *a.get_ref();
     }
     h.kernel.x_gamma_extrapolation = t.x_gamma_extrapolation.unwrap_or(true);
+    if let Some(w) = &t.screening {
+        if !hse {
+            return Err(ctx
+                .e(
+                    "hybrid.screening",
+                    Some(w.span()),
+                    "screening is for HSE, and model.functional is \"pbe0\"",
+                )
+                .with_hint("remove it, or use functional = \"hse\""));
+        }
+        if !(*w.get_ref() > 0.0 && w.get_ref().is_finite()) {
+            return ctx.err(
+                "hybrid.screening",
+                Some(w.span()),
+                format!("must be positive (1/bohr), got {}", w.get_ref()),
+            );
+        }
+        h.kernel.screening = Some(*w.get_ref());
+    }
     if let Some(q) = &t.q_grid {
         if q.get_ref() != &[1, 1, 1] {
             return Err(ctx
@@ -1834,6 +1858,15 @@ nbands = 2
         );
         fails(&table("exx_fraction = 0"), "hybrid.exx_fraction", "(0, 1]");
         fails(&table("ecutfock = 3"), "hybrid.ecutfock", "unknown key");
+        fails(&table("screening = 0.11"), "hybrid.screening", "HSE");
+        let hse = SI_TOML.replace("functional = \"lda\"", "functional = \"HSE06\"");
+        let h = p(&hse).unwrap().hybrid.unwrap();
+        assert_eq!(h.kernel.screening, Some(0.106));
+        let h = p(&format!("{hse}\n[hybrid]\nscreening = 0.11\n"))
+            .unwrap()
+            .hybrid
+            .unwrap();
+        assert_eq!(h.kernel.screening, Some(0.11));
         fails(
             &format!("{SI_TOML}\n[hybrid]\nexx_fraction = 0.3\n"),
             "hybrid",

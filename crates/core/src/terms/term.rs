@@ -74,12 +74,22 @@ pub struct State<'a, T: BandScalar> {
 }
 
 impl<T: BandScalar> State<'_, T> {
-    /// The factor of the semilocal exchange: `1 - a` for a hybrid with exact exchange on,
-    /// else 1.
-    pub fn exchange_scale(&self) -> f64 {
+    /// The semilocal exchange of a hybrid with exact exchange on (PBE0: all of it times 1 - a;
+    /// HSE: less a times its short-range part), else all of it.
+    pub fn exchange_scale(&self) -> crate::xc::ExchangeMix {
+        use crate::xc::ExchangeMix;
         match &self.model.hybrid {
-            Some(h) if self.exx_on => 1.0 - h.fraction,
-            _ => 1.0,
+            Some(h) if self.exx_on => match h.kernel.screening {
+                None => ExchangeMix {
+                    scale: 1.0 - h.fraction,
+                    short_range: None,
+                },
+                Some(w) => ExchangeMix {
+                    scale: 1.0,
+                    short_range: Some((h.fraction, w)),
+                },
+            },
+            _ => ExchangeMix::FULL,
         }
     }
 }

@@ -114,7 +114,7 @@ fn divergence(basis: &Basis, h: &[Vec<f64>; 3]) -> Vec<f64> {
 /// and the other `parts`.
 pub fn compute(
     functional: Functional,
-    exchange_scale: f64,
+    exchange_scale: crate::xc::ExchangeMix,
     basis: &Basis,
     rho_r: &[Vec<f64>],
     rho_g: &[Vec<Complex64>],

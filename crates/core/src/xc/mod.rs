@@ -10,6 +10,9 @@
 //! * [`Functional::Pbe`]: Slater + PW92 LDA part plus PBE exchange and
 //!   correlation gradient corrections (QE `pbe` = `sla+pw+pbx+pbc`).
 //!
+//! Hybrids mix the exchange ([`ExchangeMix`], [`evaluate_scaled`]): PBE0 scales it by 1 - a
+//! (QE `pb0x`), HSE subtracts a times the short-range ωPBE exchange (QE `pbexsr`, `wpbe.rs`).
+//!
 //! # Input / output conventions (libxc-like)
 //! * `nspin = 1`: `rho[0]` is the total density, `sigma[0] = |grad rho|^2`.
 //! * `nspin = 2`: `rho = [rho_up, rho_dw]`,
@@ -47,6 +50,7 @@ mod pw92;
 mod pz81;
 mod slater;
 mod vwn;
+mod wpbe;
 
 #[cfg(test)]
 mod tests;
@@ -109,6 +113,25 @@ impl Functional {
     }
 }
 
+/// How much of the semilocal exchange a hybrid keeps: all of it times `scale` (PBE0: 1 - a),
+/// less `a` times the short-range (erfc-screened, ω) PBE exchange of HSE for
+/// `short_range = Some((a, ω))` (GGA only).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ExchangeMix {
+    /// Factor of the whole semilocal exchange.
+    pub scale: f64,
+    /// `(a, ω)`: subtract `a` times the short-range PBE exchange of screening ω (1/bohr).
+    pub short_range: Option<(f64, f64)>,
+}
+
+impl ExchangeMix {
+    /// The whole semilocal exchange.
+    pub const FULL: Self = Self {
+        scale: 1.0,
+        short_range: None,
+    };
+}
+
 /// Output of [`evaluate`] / [`evaluate_into`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct XcOutput {
@@ -127,27 +150,28 @@ pub struct XcOutput {
 /// If `rho.len()` is not 1 or 2, if slice lengths differ, or if a GGA is
 /// requested without the right number of `sigma` slices.
 pub fn evaluate(f: Functional, rho: &[&[f64]], sigma: &[&[f64]]) -> XcOutput {
-    evaluate_scaled(f, 1.0, rho, sigma)
+    evaluate_scaled(f, ExchangeMix::FULL, rho, sigma)
 }
 
-/// As [`evaluate`] with the exchange part (Slater and the exchange gradient correction)
-/// multiplied by `exchange_scale`: the semilocal part of a hybrid such as PBE0 (1 - a, QE's
-/// `pb0x` once exact exchange is on). Correlation is unscaled.
+/// As [`evaluate`] with the exchange mixed as `mix` says: the semilocal part of a hybrid
+/// once exact exchange is on (PBE0: Slater and the exchange gradient correction times 1 - a,
+/// QE's `pb0x`; HSE: less a times the short-range PBE exchange, QE's `pbexsr`). Correlation is
+/// whole.
 pub fn evaluate_scaled(
     f: Functional,
-    exchange_scale: f64,
+    mix: ExchangeMix,
     rho: &[&[f64]],
     sigma: &[&[f64]],
 ) -> XcOutput {
     let mut out = XcOutput::default();
-    evaluate_into_scaled(f, exchange_scale, rho, sigma, &mut out);
+    evaluate_into_scaled(f, mix, rho, sigma, &mut out);
     out
 }
 
 /// Like [`evaluate`] but writes into `out`, reusing its buffers (they are
 /// resized as needed; no allocation when the sizes already match).
 pub fn evaluate_into(f: Functional, rho: &[&[f64]], sigma: &[&[f64]], out: &mut XcOutput) {
-    evaluate_into_scaled(f, 1.0, rho, sigma, out)
+    evaluate_into_scaled(f, ExchangeMix::FULL, rho, sigma, out)
 }
 
 /// Points per rayon task of [`evaluate_scaled`].
@@ -157,7 +181,7 @@ const POINTS_PER_TASK: usize = 8192;
 /// threads in chunks.
 fn evaluate_into_scaled(
     f: Functional,
-    xs: f64,
+    mix: ExchangeMix,
     rho: &[&[f64]],
     sigma: &[&[f64]],
     out: &mut XcOutput,
@@ -196,7 +220,7 @@ fn evaluate_into_scaled(
         let range = i * POINTS_PER_TASK..(i * POINTS_PER_TASK + e.len());
         let rho: Vec<&[f64]> = rho.iter().map(|r| &r[range.clone()]).collect();
         let sigma: Vec<&[f64]> = sigma.iter().map(|r| &r[range.clone()]).collect();
-        evaluate_slices_scaled(f, xs, &rho, &sigma, e, &mut vr, &mut vs);
+        evaluate_slices_scaled(f, mix, &rho, &sigma, e, &mut vr, &mut vs);
     });
 }
 
@@ -241,13 +265,13 @@ pub fn evaluate_slices(
     vrho: &mut [&mut [f64]],
     vsigma: &mut [&mut [f64]],
 ) {
-    evaluate_slices_scaled(f, 1.0, rho, sigma, e, vrho, vsigma)
+    evaluate_slices_scaled(f, ExchangeMix::FULL, rho, sigma, e, vrho, vsigma)
 }
 
-/// [`evaluate_slices`] with the exchange multiplied by `xs` ([`evaluate_scaled`]).
+/// [`evaluate_slices`] with the exchange mixed as `mix` says ([`evaluate_scaled`]).
 pub fn evaluate_slices_scaled(
     f: Functional,
-    xs: f64,
+    mix: ExchangeMix,
     rho: &[&[f64]],
     sigma: &[&[f64]],
     e: &mut [f64],
@@ -287,6 +311,8 @@ pub fn evaluate_slices_scaled(
         "xc: vsigma must have n_sigma components of the grid length"
     );
 
+    let xs = mix.scale;
+    let sr = mix.short_range;
     match vrho {
         [v] => match f {
             Functional::LdaPz => lda_unpolarised(pz81::pz, xs, rho[0], e, v),
@@ -294,7 +320,7 @@ pub fn evaluate_slices_scaled(
             Functional::LdaVwn => lda_unpolarised(vwn::vwn, xs, rho[0], e, v),
             Functional::Pbe => {
                 lda_unpolarised(pw92::pw, xs, rho[0], e, v);
-                pbe_unpolarised(xs, rho[0], sigma[0], e, v, vsigma[0]);
+                pbe_unpolarised((xs, sr), rho[0], sigma[0], e, v, vsigma[0]);
             }
         },
         [vu, vd] => match f {
@@ -307,7 +333,7 @@ pub fn evaluate_slices_scaled(
                     unreachable!("three vsigma components for polarised GGA")
                 };
                 pbe_polarised(
-                    xs,
+                    (xs, sr),
                     [rho[0], rho[1]],
                     [sigma[0], sigma[1], sigma[2]],
                     e,
@@ -397,11 +423,11 @@ fn lsda<C: Fn(f64, f64) -> (f64, f64, f64)>(
     }
 }
 
-/// Unpolarised PBE gradient correction (exchange times `xs`), added to `e` and `v`;
-/// overwrites `vs`.
+/// Unpolarised PBE gradient correction (exchange times `xs`, less `a` times the short-range
+/// exchange for `sr = Some((a, ω))`), added to `e` and `v`; overwrites `vs`.
 #[inline]
 fn pbe_unpolarised(
-    xs: f64,
+    (xs, sr): (f64, Option<(f64, f64)>),
     rho: &[f64],
     sigma: &[f64],
     e: &mut [f64],
@@ -412,7 +438,13 @@ fn pbe_unpolarised(
     for ((&r, &g), ((e, v), vs)) in rho.iter().zip(sigma.iter()).zip(outs) {
         let a = r.abs();
         if a > RHO_THRESHOLD_GGA && g > GRHO_THRESHOLD_GGA {
-            let (sx, v1x, v2x) = pbe::pbex(a, g);
+            let (mut sx, mut v1x, mut v2x) = pbe::pbex(a, g);
+            if let Some((frac, w)) = sr {
+                let (s_sr, v1_sr, v2_sr) = wpbe::pbexsr(a, g, w);
+                sx -= frac * s_sr;
+                v1x -= frac * v1_sr;
+                v2x -= frac * v2_sr;
+            }
             let (sc, v1c, v2c) = pbe::pbec(a, g);
             *e += (xs * sx + sc) * r.signum();
             *v += xs * v1x + v1c;
@@ -423,11 +455,11 @@ fn pbe_unpolarised(
     }
 }
 
-/// Polarised PBE gradient corrections (QE `gcx_spin` times `xs` + `gcc_spin`), added to
-/// `e` and `v`; overwrites `vs`.
+/// Polarised PBE gradient corrections (QE `gcx_spin` times `xs`, less the short-range part
+/// of `sr`, + `gcc_spin`), added to `e` and `v`; overwrites `vs`.
 #[inline]
 fn pbe_polarised(
-    xs: f64,
+    (xs, sr): (f64, Option<(f64, f64)>),
     rho: [&[f64]; 2],
     sigma: [&[f64]; 3],
     e: &mut [f64],
@@ -438,7 +470,8 @@ fn pbe_polarised(
     let [vs_uu, vs_ud, vs_dd] = vs;
     for i in 0..e.len() {
         let (u, d) = (rho[0][i], rho[1][i]);
-        let x = pbe_x_spin_point(u, d, sigma[0][i], sigma[2][i]).scaled(xs);
+        let x = pbe_x_spin_point(u, d, sigma[0][i], sigma[2][i], sr.map(|s| s.1))
+            .scaled(xs, sr.map_or(0.0, |s| s.0));
         let c = pbe_c_spin_point(u, d, sigma[0][i], sigma[1][i], sigma[2][i]);
         let de = x.e + c.e;
         let (dvu, dvd) = (x.vu + c.vu, x.vd + c.vd);
@@ -461,26 +494,40 @@ struct SpinGc {
     vuu: f64,
     vud: f64,
     vdd: f64,
+    /// Short-range exchange (HSE) of the same point, kept apart until [`SpinGc::scaled`].
+    sr: SpinSr,
 }
 
 impl SpinGc {
-    /// Every contribution times `s`.
-    fn scaled(self, s: f64) -> Self {
+    /// Every contribution times `s`, less `frac` times the short-range ones of `sr`.
+    fn scaled(self, s: f64, frac: f64) -> Self {
         Self {
-            e: s * self.e,
-            vu: s * self.vu,
-            vd: s * self.vd,
-            vuu: s * self.vuu,
+            e: s * self.e - frac * self.sr.e,
+            vu: s * self.vu - frac * self.sr.vu,
+            vd: s * self.vd - frac * self.sr.vd,
+            vuu: s * self.vuu - frac * self.sr.vuu,
             vud: s * self.vud,
-            vdd: s * self.vdd,
+            vdd: s * self.vdd - frac * self.sr.vdd,
+            sr: SpinSr::default(),
         }
     }
 }
 
+/// The short-range exchange parts of a polarised point (HSE).
+#[derive(Clone, Copy, Debug, Default)]
+struct SpinSr {
+    e: f64,
+    vu: f64,
+    vd: f64,
+    vuu: f64,
+    vdd: f64,
+}
+
 /// Polarised PBE exchange gradient correction at one point (QE `gcx_spin`):
 /// `E = (E_x[2 rho_up, 4 sigma_uu] + E_x[2 rho_dw, 4 sigma_dd]) / 2`.
+/// With `omega`, also the short-range exchange of that screening, spin-scaled alike.
 #[inline]
-fn pbe_x_spin_point(u: f64, d: f64, s_uu: f64, s_dd: f64) -> SpinGc {
+fn pbe_x_spin_point(u: f64, d: f64, s_uu: f64, s_dd: f64, omega: Option<f64>) -> SpinGc {
     let mut out = SpinGc::default();
     if u + d > SMALL_GCX_SPIN {
         if u > SMALL_GCX_SPIN && s_uu > SMALL_GCX_SPIN * SMALL_GCX_SPIN {
@@ -488,12 +535,24 @@ fn pbe_x_spin_point(u: f64, d: f64, s_uu: f64, s_dd: f64) -> SpinGc {
             out.e += 0.5 * sx;
             out.vu = v1;
             out.vuu = 2.0 * v2;
+            if let Some(w) = omega {
+                let (sx, v1, v2) = wpbe::pbexsr(2.0 * u, 4.0 * s_uu, w);
+                out.sr.e += 0.5 * sx;
+                out.sr.vu = v1;
+                out.sr.vuu = 2.0 * v2;
+            }
         }
         if d > SMALL_GCX_SPIN && s_dd > SMALL_GCX_SPIN * SMALL_GCX_SPIN {
             let (sx, v1, v2) = pbe::pbex(2.0 * d, 4.0 * s_dd);
             out.e += 0.5 * sx;
             out.vd = v1;
             out.vdd = 2.0 * v2;
+            if let Some(w) = omega {
+                let (sx, v1, v2) = wpbe::pbexsr(2.0 * d, 4.0 * s_dd, w);
+                out.sr.e += 0.5 * sx;
+                out.sr.vd = v1;
+                out.sr.vdd = 2.0 * v2;
+            }
         }
     }
     out
@@ -518,6 +577,7 @@ fn pbe_c_spin_point(u: f64, d: f64, s_uu: f64, s_ud: f64, s_dd: f64) -> SpinGc {
                 vuu: v2,
                 vud: 2.0 * v2,
                 vdd: v2,
+                sr: SpinSr::default(),
             };
         }
     }

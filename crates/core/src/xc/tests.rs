@@ -350,7 +350,7 @@ fn polarised_at_zeta_zero_equals_unpolarised() {
                     assert_close(v1, v10, 1e-12, 0.0, "pbec_spin(gamma_unpol) v1");
                     assert_close(v2, v20, 1e-12, 0.0, "pbec_spin(gamma_unpol) v2");
                     // exchange part alone is exact
-                    let x = pbe_x_spin_point(h, h, q, q);
+                    let x = pbe_x_spin_point(h, h, q, q, None);
                     let (sx, v1, v2) = pbe::pbex(rho, sig);
                     assert_close(x.e, sx, 1e-13, 0.0, "pbex spin");
                     assert_close(x.vu, v1, 1e-13, 0.0, "pbex spin v1");
@@ -375,7 +375,7 @@ fn exchange_spin_scaling() {
             for c in FD_C {
                 let ([u, d], [suu, _, sdd]) = spin_point(rho, zeta, c);
                 let (exs, vxu, vxd) = slater::slater_spin(u + d, (u - d) / (u + d));
-                let gc = pbe_x_spin_point(u, d, suu, sdd);
+                let gc = pbe_x_spin_point(u, d, suu, sdd, None);
                 let e_spin = (u + d) * exs + gc.e;
                 let (eu, vu, wu) = ex_unpol(2.0 * u, 4.0 * suu);
                 let (ed, vd, wd) = if d > 0.0 {
