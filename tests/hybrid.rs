@@ -210,22 +210,18 @@ fn silicon_pbe0_on_kpoints_matches_quantum_espresso() {
         "gap {} eV, QE {gap}",
         o.gap_ev
     );
-    // k-point groups, and G-vector groups under them.
-    for (n, groups) in [(2, 2), (2, 1), (4, 2)] {
+    // k-point groups, G-vector groups under them, and band groups (the occupied orbitals
+    // around the band-group ring).
+    for (n, kg, bg) in [(2, 2, 1), (2, 1, 1), (4, 2, 1), (2, 1, 2), (4, 1, 4)] {
         let mut spec = spec.clone();
-        spec.parallel.kpoint_groups = Some(groups);
-        let all = Threads::run(n, |c| run(spec.clone(), c.into_arc()));
-        for o2 in &all {
+        spec.parallel.kpoint_groups = Some(kg);
+        spec.parallel.band_groups = Some(bg);
+        let what = format!("{n} ranks, {kg} k-point groups, {bg} band groups");
+        for o2 in Threads::run(n, |c| run(spec.clone(), c.into_arc())) {
             let de = (o2.energy - o.energy).abs();
-            assert!(
-                de < 1e-8,
-                "{n} ranks, {groups} k-point groups: energy differs by {de:.1e} Ha"
-            );
+            assert!(de < 1e-8, "{what}: energy differs by {de:.1e} Ha");
             let df = (o2.fock - o.fock).abs();
-            assert!(
-                df < 1e-8,
-                "{n} ranks, {groups} k-point groups: Fock energy differs by {df:.1e} Ha"
-            );
+            assert!(df < 1e-8, "{what}: Fock energy differs by {df:.1e} Ha");
         }
     }
 }

@@ -160,7 +160,7 @@ fn kpoint_groups_times_gvector_groups_match_serial() {
 fn hybrid_on_kpoint_band_and_gvector_groups_matches_serial() {
     // PBE0 with k-points and a q grid (orbitals at k + q from the other k-point group) on 2
     // k-point groups, then on one G-vector group of 2, then on 2 band groups; with one q-point
-    // on 2 k-point groups;
+    // on 2 k-point groups and on 2 band groups (the orbitals around the ring);
     // the water molecule at Γ on a G-vector group of 2.
     same_results_with("si2_pbe0_gth", 2, &["--kpoint-groups", "2"], &[]);
     same_results_with("si2_pbe0_gth", 2, &["--kpoint-groups", "1"], &[]);
@@ -171,6 +171,12 @@ fn hybrid_on_kpoint_band_and_gvector_groups_matches_serial() {
         &[],
     );
     same_results_with("si2_pbe0_gth_nq1", 2, &["--kpoint-groups", "2"], &[]);
+    same_results_with(
+        "si2_pbe0_gth_nq1",
+        2,
+        &["--kpoint-groups", "1", "--band-groups", "2"],
+        &[],
+    );
     same_results("h2o_pbe0_gth_gamma", 2);
 }
 

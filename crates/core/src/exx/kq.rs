@@ -33,7 +33,8 @@ pub struct Image {
 }
 
 impl Image {
-    /// Whether the image is p itself (k' = p: no rotation, no phase, no shift).
+    /// Whether q = 0: [`images`] then finds k itself under the identity (no rotation, phase
+    /// or shift), the operations being tried identity first.
     pub fn is_identity(&self) -> bool {
         self.q == [0.0; 3]
     }

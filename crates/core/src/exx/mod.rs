@@ -15,8 +15,10 @@
 //! - [`kq`] and [`orbitals`]: the points k + q of a q grid as symmetry images of the computed
 //!   k-points, and their orbitals gathered from every k-point group.
 //!
-//! Band groups deal the pairs (i, j) by the band i; each gathers every band for the
-//! compressed operator (a ring passing blocks would hold less).
+//! Band groups deal the pairs (i, j) by the band i: with one q-point the occupied orbitals j
+//! go around the band-group ring; the compressed operator is built from every band (gathered)
+//! and held whole by each band group. With a q grid the orbitals of every k + q are held
+//! whole on every rank.
 //!
 //! Not yet: stress.
 

@@ -3,10 +3,11 @@
 //!
 //! Contract: [`Sources::gather`] is collective on the world: each block's owner (its k-point
 //! group's first band group; each rank its own plane waves of a G-vector group) puts its rows
-//! into a whole-sphere matrix that is zero elsewhere, and one sum over the world gives every rank every block,
-//! bit for bit (each entry is one owner's value plus zeros). [`Sources::fields`] builds an
-//! image's periodic parts on the density sphere (which holds every k' + G of the wavefunction
-//! cutoff) and transforms them to this rank's grid points, collective on the G-vector group.
+//! into a whole-sphere matrix that is zero elsewhere, and one sum over the world gives every
+//! rank every block, bit for bit (each entry is one owner's value plus zeros).
+//! [`Sources::fields`] builds an image's periodic parts on the density sphere (which holds
+//! every k' + G of the wavefunction cutoff) and transforms them to this rank's grid points,
+//! collective on the G-vector group.
 
 use super::kq::Image;
 use super::operator::EPS_OCCUPATION;

@@ -55,8 +55,8 @@ fn operators<T: BandScalar>(
 }
 
 /// The operator of every (spin, k) block this rank computes, from the bands and occupations
-/// of every block: with one q-point each block's own, else every k + q's by symmetry
-/// ([`Sources`], gathered from all k-point groups).
+/// of every block: with one q-point each block's own (around the band-group ring), else every
+/// k + q's by symmetry ([`Sources`], gathered from all k-point groups and held whole).
 fn blocks<T: BandScalar>(
     lp: &Loop<'_, T>,
     kernel: &Kernels,
@@ -75,37 +75,76 @@ fn blocks<T: BandScalar>(
     for (s, k) in par.owned_blocks(model.nspin(), nk) {
         let kpt = &basis.kpoints[k];
         let mine = psi[s][k].as_ref();
-        // With band groups the pairs (i, j) are dealt by i: each group applies V_x to its own
-        // bands, with every occupied orbital j and all bands for the compressed operator.
-        let all = all_bands(par, mine, lp.params.nbands);
-        let pairings = match &sources {
-            None => {
-                let x: Vec<f64> = occ.occ[s][k]
+        let x: Vec<f64> = occ.occ[s][k]
+            .iter()
+            .map(|f| f / model.max_occupation())
+            .collect();
+        let w = match &sources {
+            // One q-point: each band group's occupied orbitals go around the band-group ring;
+            // every group pairs them with its own bands (the pairs (i, j) dealt by i).
+            None => ring_exchange(lp, kpt, mine, &x, &kernel.per_q[0]),
+            Some(src) => {
+                let pairings = images(kpt.frac, q_grid, &irreducible, &model.symmetries)?
                     .iter()
-                    .map(|f| f / model.max_occupation())
+                    .zip(&kernel.per_q)
+                    .map(|(im, v)| {
+                        let (u, x) = src.fields(basis, s, im);
+                        Pairing::new(u, &x, v.clone())
+                    })
                     .collect();
-                vec![Pairing::own(
-                    basis,
-                    kpt,
-                    kernel.per_q[0].clone(),
-                    all.as_ref(),
-                    &x,
-                )]
+                Exchange::new(pairings).apply(basis, kpt, mine)
             }
-            Some(src) => images(kpt.frac, q_grid, &irreducible, &model.symmetries)?
-                .iter()
-                .zip(&kernel.per_q)
-                .map(|(im, v)| {
-                    let (u, x) = src.fields(basis, s, im);
-                    Pairing::new(u, &x, v.clone())
-                })
-                .collect(),
         };
-        let w = Exchange::new(pairings).apply(basis, kpt, mine);
+        // The compressed operator from every band: each band group holds it whole.
+        let all = all_bands(par, mine, lp.params.nbands);
         let w = all_bands(par, w.as_ref(), lp.params.nbands);
         out[s][k] = Some(Ace::new(kpt, all.as_ref(), w)?);
     }
     Ok(out)
+}
+
+/// `V_x mine` for this rank's bands `mine` of one block (one q-point: k' = k), the occupied
+/// orbitals coming around the ring of the band group (CASTEP's systolic pattern, as in the
+/// subspace products): each group's block of occupied coefficients visits every group once,
+/// is transformed to the grid there and paired with that group's bands. Occupations per
+/// spin `x` of all bands. Collective on the band group and the G-vector group.
+fn ring_exchange<T: BandScalar>(
+    lp: &Loop<'_, T>,
+    kpt: &crate::basis::Kpoint,
+    mine: planewave_linalg::MatRef<'_, T>,
+    x: &[f64],
+    kernel: &[f64],
+) -> Mat<T> {
+    use planewave_comm::ring::{Ring, RingOrder};
+    use planewave_comm::CommClass;
+    let basis = lp.basis;
+    let par = &*basis.parallel;
+    let my_bands = par.local_bands(lp.params.nbands);
+    let occupied: Vec<usize> = (0..my_bands.len())
+        .filter(|&l| x[my_bands[l]] > super::operator::EPS_OCCUPATION)
+        .collect();
+    let rows = mine.nrows();
+    let block: Vec<T> = occupied
+        .iter()
+        .flat_map(|&l| (0..rows).map(move |i| mine[(i, l)]))
+        .collect();
+    let my_x: Vec<f64> = occupied.iter().map(|&l| x[my_bands[l]]).collect();
+    let comm = par.band_comm();
+    let ring = Ring::new(comm.size(), comm.rank(), RingOrder::Natural);
+    let mut occupations = vec![Vec::new(); comm.size()];
+    ring.systolic(comm.as_ref(), my_x, CommClass::Band, |owner, v| {
+        occupations[owner] = v.to_vec();
+    });
+    let u = T::to_grid(kpt, &basis.fft, mine);
+    let n = basis.rho_real_len();
+    let mut w = vec![vec![T::from_f64(0.0); n]; u.len()];
+    ring.systolic(comm.as_ref(), block, CommClass::Band, |owner, flat| {
+        let xo = &occupations[owner];
+        let orbitals = Mat::from_fn(rows, xo.len(), |i, j| flat[i + j * rows]);
+        let pairing = Pairing::own(basis, kpt, kernel.to_vec(), orbitals.as_ref(), xo);
+        pairing.accumulate(basis, &u, &mut w);
+    });
+    T::from_grid(kpt, &basis.fft, &w)
 }
 
 /// Every band of a block whose bands `mine` are this rank's share over the band groups (an
