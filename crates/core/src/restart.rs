@@ -95,12 +95,7 @@ pub(crate) fn same_kpoints(frac: &[[f64; 3]], basis: &Basis) -> bool {
 /// For each band-vector component of `new`, the component of `old` with the same plane wave
 /// (and the same real/imaginary part in the Γ-real layout), if any.
 fn component_map(old: &Kpoint, new: &Kpoint) -> Vec<Option<usize>> {
-    let index: HashMap<[i32; 3], usize> = old
-        .millers
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (*m, i))
-        .collect();
+    let index = crate::rho_grid::miller_index(&old.millers);
     (0..new.dim())
         .map(|i| {
             let h = new.plane_wave_of_component(i);

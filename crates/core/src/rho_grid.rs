@@ -202,11 +202,15 @@ impl Basis {
     }
 }
 
+/// The position of each Miller index in `millers`.
+pub(crate) fn miller_index(millers: &[[i32; 3]]) -> std::collections::HashMap<[i32; 3], usize> {
+    millers.iter().enumerate().map(|(i, m)| (*m, i)).collect()
+}
+
 /// For every entry of `millers`, the position of its mirror -G in `millers`; None when some
 /// mirror is missing (on another rank of a G-vector group).
 pub(crate) fn mirror_positions(millers: &[[i32; 3]]) -> Option<Vec<usize>> {
-    let index: std::collections::HashMap<[i32; 3], usize> =
-        millers.iter().enumerate().map(|(i, m)| (*m, i)).collect();
+    let index = miller_index(millers);
     millers
         .iter()
         .map(|m| index.get(&[-m[0], -m[1], -m[2]]).copied())

@@ -388,10 +388,18 @@ pub(crate) struct LoopEnd {
     pub(crate) occupations: Occupations,
     /// The last output density.
     pub(crate) density: Density,
-    /// The next iteration's input density (the mixed one; the output when converged).
-    pub(crate) next: Density,
+    /// The next iteration's input density when it is not the output: the mixed one of a loop
+    /// that did not converge (None when converged).
+    pub(crate) mixed: Option<Density>,
     /// The last density residual.
     pub(crate) residual: f64,
+}
+
+impl LoopEnd {
+    /// The next loop's input density: the mixed one, or the output when converged.
+    pub(crate) fn next_input(&mut self) -> Density {
+        self.mixed.take().unwrap_or_else(|| self.density.clone())
+    }
 }
 
 fn run_with<T: BandScalar>(
@@ -449,7 +457,7 @@ fn run_with<T: BandScalar>(
     {
         // Converged: the output density; otherwise the next iteration's (mixed) input.
         let snap = Snapshot {
-            density_g: &end.next.g,
+            density_g: &end.mixed.as_ref().unwrap_or(&end.density).g,
             psi: &psi,
             nbands: params.nbands,
             eigenvalues: &end.eigenvalues,
@@ -626,7 +634,6 @@ impl<T: BandScalar> Loop<'_, T> {
             let done =
                 par.agree(delta_e.abs() < tolerances.energy && residual < tolerances.density);
             if done {
-                let next = Density::from_g(basis, rho_out.g.clone());
                 return Ok(LoopEnd {
                     converged: true,
                     stopped: None,
@@ -634,7 +641,7 @@ impl<T: BandScalar> Loop<'_, T> {
                     eigenvalues: eig,
                     occupations: occ,
                     density: rho_out,
-                    next,
+                    mixed: None,
                     residual,
                 });
             }
@@ -672,7 +679,7 @@ impl<T: BandScalar> Loop<'_, T> {
                     eigenvalues,
                     occupations,
                     density,
-                    next: rho_in,
+                    mixed: Some(rho_in),
                     residual,
                 });
             }
@@ -686,7 +693,7 @@ impl<T: BandScalar> Loop<'_, T> {
             eigenvalues,
             occupations,
             density,
-            next: rho_in,
+            mixed: Some(rho_in),
             residual,
         })
     }

@@ -9,7 +9,7 @@
 //!
 //! The semilocal part (PBE0: the model's PBE with its exchange scaled by 1 - a; HSE: less a
 //! times the short-range ωPBE exchange) is the XC term's
-//! ([`crate::terms::term::State::exchange_scale`]); the Fock energy is the `exact_exchange`
+//! ([`crate::terms::term::State::exchange_mix`]); the Fock energy is the `exact_exchange`
 //! term's.
 //!
 //! - [`kq`] and [`orbitals`]: the points k + q of a q grid as symmetry images of the computed

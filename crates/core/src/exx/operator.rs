@@ -37,11 +37,6 @@ pub fn scaled_kernel_at(
         .collect()
 }
 
-/// `-a v(G) / Omega` on this rank's density-sphere entries (q = 0, one q-point).
-pub fn scaled_kernel(basis: &Basis, kernel: &CoulombKernel, fraction: f64) -> Vec<f64> {
-    scaled_kernel_at(basis, kernel, fraction, [0.0; 3], 1)
-}
-
 /// The orbitals of one k' = k + q paired with the bands of k: their periodic parts at this
 /// rank's grid points, occupations per spin, and the kernel of their pair densities.
 pub struct Pairing<T: BandScalar> {

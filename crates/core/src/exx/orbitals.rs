@@ -18,7 +18,6 @@ use crate::occupation::Occupations;
 use num_complex::Complex64;
 use planewave_comm::{CommClass, CommExt};
 use planewave_linalg::Mat;
-use std::collections::HashMap;
 
 /// One block's occupied orbitals over its whole sphere.
 struct Source {
@@ -64,7 +63,7 @@ impl Sources {
                 let mut flat = vec![Complex64::new(0.0, 0.0); millers.len() * kept.len()];
                 if par.owns(s, k) {
                     // Every band on each band group; band group 0 contributes them.
-                    let all = super::outer::all_bands(par, psi_s[k].as_ref(), x.len());
+                    let all = super::outer::all_bands(par, psi_s[k].clone(), x.len());
                     let local = T::to_plane_waves(kpt, &all, &kept);
                     let mine = par.band_comm().rank() == 0;
                     let rows: Vec<usize> = match &kpt.dist {
@@ -101,12 +100,7 @@ impl Sources {
     ) -> (Vec<Vec<T>>, Vec<f64>) {
         let src = &self.blocks[s][im.source];
         let p = basis.kpoints[im.source].frac;
-        let index: HashMap<[i32; 3], usize> = basis
-            .rho_millers
-            .iter()
-            .enumerate()
-            .map(|(i, m)| (*m, i))
-            .collect();
+        let index = crate::rho_grid::miller_index(&basis.rho_millers);
         let mut out = Vec::with_capacity(src.coeffs.ncols());
         for j in 0..src.coeffs.ncols() {
             let mut field = vec![Complex64::new(0.0, 0.0); basis.rho_millers.len()];

@@ -96,9 +96,9 @@ fn blocks<T: BandScalar>(
             }
         };
         // The compressed operator from every band: each band group holds it whole.
-        let all = all_bands(par, mine, lp.params.nbands);
-        let w = all_bands(par, w.as_ref(), lp.params.nbands);
-        out[s][k] = Some(Ace::new(kpt, all.as_ref(), w)?);
+        let w = all_bands(par, w, lp.params.nbands);
+        let ace = with_all_bands(par, mine, lp.params.nbands, |all| Ace::new(kpt, all, w))?;
+        out[s][k] = Some(ace);
     }
     Ok(out)
 }
@@ -148,17 +148,30 @@ fn ring_exchange<T: BandScalar>(
 }
 
 /// Every band of a block whose bands `mine` are this rank's share over the band groups (an
-/// all-gather over the band group; a copy without band groups).
+/// all-gather over the band group; `mine` itself without band groups).
 pub(crate) fn all_bands<T: BandScalar>(
     par: &crate::parallel::Parallel,
-    mine: planewave_linalg::MatRef<'_, T>,
+    mine: Mat<T>,
     nbands: usize,
 ) -> Mat<T> {
     if par.band_groups() == 1 {
-        return mine.to_owned();
+        return mine;
     }
     let comm = par.band_comm().clone();
-    planewave_linalg::BandDistBlock::new(comm, mine.nrows(), nbands, mine.to_owned()).to_global()
+    planewave_linalg::BandDistBlock::new(comm, mine.nrows(), nbands, mine).to_global()
+}
+
+/// [`all_bands`] of a block this rank holds, borrowed as it is without band groups.
+fn with_all_bands<T: BandScalar, R>(
+    par: &crate::parallel::Parallel,
+    mine: planewave_linalg::MatRef<'_, T>,
+    nbands: usize,
+    f: impl FnOnce(planewave_linalg::MatRef<'_, T>) -> R,
+) -> R {
+    if par.band_groups() == 1 {
+        return f(mine);
+    }
+    f(all_bands(par, mine.to_owned(), nbands).as_ref())
 }
 
 /// Run the outer loop from the converged semilocal loop `start`, the bands `psi` updated in
@@ -185,7 +198,7 @@ pub(crate) fn run<T: BandScalar>(
         let t0 = Instant::now();
         let before = rec.iterations();
         let tol = LoopTolerances::loosened(params, loosen, end.residual);
-        end = lp.iterate(psi, end.next, Some(&ops), tol, rec, observer)?;
+        end = lp.iterate(psi, end.next_input(), Some(&ops), tol, rec, observer)?;
         if !end.converged {
             return Ok((end, steps));
         }

@@ -2,7 +2,7 @@
 
 use super::ace::Ace;
 use super::kernel::{CoulombKernel, KernelSpec};
-use super::operator::{scaled_kernel, Exchange, Pairing};
+use super::operator::{scaled_kernel_at, Exchange, Pairing};
 use crate::bands::BandScalar;
 use crate::basis::{Basis, Kpoint};
 use crate::model::Model;
@@ -98,7 +98,7 @@ fn check<T: BandScalar>(model: &Model, basis: &Basis, screening: Option<f64>) {
     let own = Pairing::own(
         basis,
         kpt,
-        scaled_kernel(basis, &kernel, frac),
+        scaled_kernel_at(basis, &kernel, frac, [0.0; 3], 1),
         psi.as_ref(),
         &x,
     );

@@ -20,7 +20,7 @@ fn core_coupling<T: BandScalar>(s: &State<'_, T>) -> Option<Vec<Complex64>> {
     let (xr, xg) = density::with_core(rho, Some(&core));
     let v = super::xc::compute(
         model.functional,
-        s.exchange_scale(),
+        s.exchange_mix(),
         basis,
         &xr,
         &xg,

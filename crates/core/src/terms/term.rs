@@ -66,7 +66,7 @@ pub struct State<'a, T: BandScalar> {
     /// -TS of the occupations (Ha).
     pub minus_ts: f64,
     /// Whether a hybrid's exact exchange is on: its semilocal part then has the exchange
-    /// scaled ([`State::exchange_scale`]). Off during the semilocal start of a hybrid run.
+    /// scaled ([`State::exchange_mix`]). Off during the semilocal start of a hybrid run.
     pub exx_on: bool,
     /// The compressed exchange operators of the (spin, k) blocks this rank computes, which
     /// give the Fock energy of the bands (None: no Fock energy, e.g. forces).
@@ -76,7 +76,7 @@ pub struct State<'a, T: BandScalar> {
 impl<T: BandScalar> State<'_, T> {
     /// The semilocal exchange of a hybrid with exact exchange on (PBE0: all of it times 1 - a;
     /// HSE: less a times its short-range part), else all of it.
-    pub fn exchange_scale(&self) -> crate::xc::ExchangeMix {
+    pub fn exchange_mix(&self) -> crate::xc::ExchangeMix {
         use crate::xc::ExchangeMix;
         match &self.model.hybrid {
             Some(h) if self.exx_on => match h.kernel.screening {

@@ -31,7 +31,7 @@ pub enum XcParts {
 fn evaluate_state<T: BandScalar>(s: &State<'_, T>, parts: XcParts) -> (XcResult, Vec<Vec<f64>>) {
     let (xr, xg) = crate::density::with_core(s.rho, s.core);
     let f = s.model.functional;
-    (compute(f, s.exchange_scale(), s.basis, &xr, &xg, parts), xr)
+    (compute(f, s.exchange_mix(), s.basis, &xr, &xg, parts), xr)
 }
 
 impl<T: BandScalar> Term<T> for Xc {
@@ -114,7 +114,7 @@ fn divergence(basis: &Basis, h: &[Vec<f64>; 3]) -> Vec<f64> {
 /// and the other `parts`.
 pub fn compute(
     functional: Functional,
-    exchange_scale: crate::xc::ExchangeMix,
+    mix: crate::xc::ExchangeMix,
     basis: &Basis,
     rho_r: &[Vec<f64>],
     rho_g: &[Vec<Complex64>],
@@ -125,7 +125,7 @@ pub fn compute(
     let dv = basis.dv();
     let rho: Vec<&[f64]> = rho_r.iter().map(|r| r.as_slice()).collect();
     if !functional.is_gga() {
-        let out = evaluate_scaled(functional, exchange_scale, &rho, &[]);
+        let out = evaluate_scaled(functional, mix, &rho, &[]);
         let energy = out.e.iter().sum::<f64>() * dv;
         return XcResult {
             energy,
@@ -150,7 +150,7 @@ pub fn compute(
     };
     debug_assert_eq!(sigma.len(), n_sigma(functional, nspin));
     let sig: Vec<&[f64]> = sigma.iter().map(|s| s.as_slice()).collect();
-    let out = evaluate_scaled(functional, exchange_scale, &rho, &sig);
+    let out = evaluate_scaled(functional, mix, &rho, &sig);
     let energy = out.e.iter().sum::<f64>() * dv;
     let mut gradient_tensor = [[0.0; 3]; 3];
     if parts == XcParts::Energy {
