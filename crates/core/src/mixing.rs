@@ -140,28 +140,43 @@ impl AndersonMixer {
                     })
                     .sum::<f64>()
             };
-            // [A (m x m, row-major) | b], summed in one call.
+            // [A (m x m, row-major) | b], summed in one call; every product on its own thread
+            // (each one serial, so the sums do not depend on the thread count).
+            use rayon::prelude::*;
+            let pairs: Vec<(usize, Option<usize>)> = (0..m)
+                .flat_map(|i| (0..=i).map(move |j| (i, Some(j))).chain([(i, None)]))
+                .collect();
+            let values: Vec<f64> = pairs
+                .par_iter()
+                .map(|&(i, j)| match j {
+                    Some(j) => dot(&|k| df(i, k), &|k| df(j, k)),
+                    None => dot(&|k| df(i, k), &|k| f[k]),
+                })
+                .collect();
             let mut ab = vec![0.0; m * m + m];
-            for i in 0..m {
-                for j in 0..=i {
-                    let v = dot(&|k| df(i, k), &|k| df(j, k));
-                    ab[i * m + j] = v;
-                    ab[j * m + i] = v;
+            for (&(i, j), v) in pairs.iter().zip(values) {
+                match j {
+                    Some(j) => (ab[i * m + j], ab[j * m + i]) = (v, v),
+                    None => ab[m * m + i] = v,
                 }
-                ab[m * m + i] = dot(&|k| df(i, k), &|k| f[k]);
             }
             sum(&mut ab);
             let a = ab[..m * m].chunks(m).map(<[f64]>::to_vec).collect();
             let b = ab[m * m..].to_vec();
             if let Some(gamma) = solve_regularized(a, b) {
-                for (i, g) in gamma.iter().enumerate() {
-                    for (k, v) in xbar.iter_mut().enumerate() {
-                        *v -= dx(i, k) * g;
+                // Element by element, the history in order: the same sums as one pass per
+                // history entry.
+                let update = |(k, (xv, fv)): (usize, (&mut Complex64, &mut Complex64))| {
+                    for (i, g) in gamma.iter().enumerate() {
+                        *xv -= dx(i, k) * g;
+                        *fv -= df(i, k) * g;
                     }
-                    for (k, v) in fbar.iter_mut().enumerate() {
-                        *v -= df(i, k) * g;
-                    }
-                }
+                };
+                xbar.par_iter_mut()
+                    .zip(fbar.par_iter_mut())
+                    .enumerate()
+                    .with_min_len(4096)
+                    .for_each(update);
             }
         }
         self.history.push_back((x, f));

@@ -95,9 +95,10 @@ impl Basis {
                     .map(|(x, y)| x + Complex64::i() * y)
                     .collect();
                 let (re, im) = self.rho_backward_with(&c, |z| {
+                    use rayon::prelude::*;
                     (
-                        z.iter().map(|v| v.re).collect(),
-                        z.iter().map(|v| v.im).collect(),
+                        z.par_iter().map(|v| v.re).collect(),
+                        z.par_iter().map(|v| v.im).collect(),
                     )
                 });
                 out.push(re);
@@ -119,9 +120,11 @@ impl Basis {
         for pair in fields.chunks(2) {
             if let [a, b] = pair {
                 let c = self.rho_forward_of(|grid| {
-                    for ((z, &x), &y) in grid.iter_mut().zip(*a).zip(*b) {
-                        *z = Complex64::new(x, y);
-                    }
+                    use rayon::prelude::*;
+                    grid.par_iter_mut()
+                        .zip(*a)
+                        .zip(*b)
+                        .for_each(|((z, &x), &y)| *z = Complex64::new(x, y));
                 });
                 // a(G) = (c(G) + c(-G)*)/2, b(G) = (c(G) - c(-G)*)/(2i).
                 let (fa, fb) = mirror

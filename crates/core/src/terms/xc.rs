@@ -134,8 +134,11 @@ pub fn compute(
         };
     }
     let grads: Vec<[Vec<f64>; 3]> = rho_g.iter().map(|g| gradient(basis, g)).collect();
+    use rayon::prelude::*;
+    // Pointwise passes over the grid run on the threads (no sums: the same on any count).
     let dotp = |a: &[Vec<f64>; 3], b: &[Vec<f64>; 3]| -> Vec<f64> {
         (0..n)
+            .into_par_iter()
             .map(|i| a[0][i] * b[0][i] + a[1][i] * b[1][i] + a[2][i] * b[2][i])
             .collect()
     };
@@ -186,6 +189,7 @@ pub fn compute(
         // h_s = sum_t c_st grad rho_t with c = 2 v_ss and v_ud for the cross term.
         let h: [Vec<f64>; 3] = [0, 1, 2].map(|a| {
             (0..n)
+                .into_par_iter()
                 .map(|i| {
                     if nspin == 1 {
                         2.0 * out.vsigma[0][i] * grads[0][a][i]
@@ -201,9 +205,10 @@ pub fn compute(
                 .collect()
         });
         let div = divergence(basis, &h);
-        for (v, d) in potential[s].iter_mut().zip(&div) {
-            *v -= d;
-        }
+        potential[s]
+            .par_iter_mut()
+            .zip(&div)
+            .for_each(|(v, d)| *v -= d);
     }
     XcResult {
         energy,

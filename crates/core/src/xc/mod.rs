@@ -318,10 +318,7 @@ pub fn evaluate_slices_scaled(
             Functional::LdaPz => lda_unpolarised(pz81::pz, xs, rho[0], e, v),
             Functional::LdaPw => lda_unpolarised(pw92::pw, xs, rho[0], e, v),
             Functional::LdaVwn => lda_unpolarised(vwn::vwn, xs, rho[0], e, v),
-            Functional::Pbe => {
-                lda_unpolarised(pw92::pw, xs, rho[0], e, v);
-                pbe_unpolarised((xs, sr), rho[0], sigma[0], e, v, vsigma[0]);
-            }
+            Functional::Pbe => pbe_unpolarised((xs, sr), rho[0], sigma[0], e, v, vsigma[0]),
         },
         [vu, vd] => match f {
             Functional::LdaPz => lsda(pz81::pz_spin, xs, [rho[0], rho[1]], e, vu, vd),
@@ -423,8 +420,9 @@ fn lsda<C: Fn(f64, f64) -> (f64, f64, f64)>(
     }
 }
 
-/// Unpolarised PBE gradient correction (exchange times `xs`, less `a` times the short-range
-/// exchange for `sr = Some((a, ω))`), added to `e` and `v`; overwrites `vs`.
+/// Unpolarised PBE: Slater exchange times `xs` (less the short-range part of `sr`) + PW92
+/// correlation, with QE's gradient corrections (`gcxc`) above its thresholds, overwriting `e`,
+/// `v` and `vs`. One cube root and one PW92 evaluation per point serve both parts.
 #[inline]
 fn pbe_unpolarised(
     (xs, sr): (f64, Option<(f64, f64)>),
@@ -437,20 +435,29 @@ fn pbe_unpolarised(
     let outs = e.iter_mut().zip(v.iter_mut()).zip(vs.iter_mut());
     for ((&r, &g), ((e, v), vs)) in rho.iter().zip(sigma.iter()).zip(outs) {
         let a = r.abs();
+        (*e, *v, *vs) = (0.0, 0.0, 0.0);
+        if a <= RHO_THRESHOLD_LDA {
+            continue;
+        }
+        let rho13 = a.cbrt();
+        let rs = PI34 / rho13;
+        let (ex, vx) = slater::slater(rs);
+        let pw = pw92::pw_g(rs, &pw92::PW_U);
+        let (ec, vc) = (pw.0, pw.0 - rs / 3.0 * pw.1);
+        *e = (xs * ex + ec) * r;
+        *v = xs * vx + vc;
         if a > RHO_THRESHOLD_GGA && g > GRHO_THRESHOLD_GGA {
-            let (mut sx, mut v1x, mut v2x) = pbe::pbex(a, g);
+            let (mut sx, mut v1x, mut v2x) = pbe::pbex_cbrt(a, rho13, g);
             if let Some((frac, w)) = sr {
                 let (s_sr, v1_sr, v2_sr) = wpbe::pbexsr(a, g, w);
                 sx -= frac * s_sr;
                 v1x -= frac * v1_sr;
                 v2x -= frac * v2_sr;
             }
-            let (sc, v1c, v2c) = pbe::pbec(a, g);
+            let (sc, v1c, v2c) = pbe::pbec_at(a, rs, pw, g);
             *e += (xs * sx + sc) * r.signum();
             *v += xs * v1x + v1c;
             *vs = xs * v2x + v2c;
-        } else {
-            *vs = 0.0;
         }
     }
 }

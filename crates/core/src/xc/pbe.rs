@@ -21,7 +21,7 @@
 
 use std::f64::consts::{FRAC_2_SQRT_PI, PI};
 
-use super::pw92::{pw_g, pw_spin_eps, PW_U};
+use super::pw92::pw_spin_eps;
 use super::PI34;
 
 /// PBE kappa.
@@ -45,7 +45,13 @@ const XKS: f64 = FRAC_2_SQRT_PI;
 /// `grho = |grad rho|^2`: returns `(sx, d sx/d rho, d sx/d grho)`.
 #[inline]
 pub(super) fn pbex(rho: f64, grho: f64) -> (f64, f64, f64) {
-    let kf = C2 * rho.cbrt();
+    pbex_cbrt(rho, rho.cbrt(), grho)
+}
+
+/// [`pbex`] given `rho13 = rho^(1/3)`.
+#[inline]
+pub(super) fn pbex_cbrt(rho: f64, rho13: f64, grho: f64) -> (f64, f64, f64) {
+    let kf = C2 * rho13;
     let inv4 = 1.0 / (4.0 * kf * kf * rho * rho);
     let s2 = grho * inv4;
     let f2 = 1.0 + MU * s2 / KAPPA;
@@ -66,6 +72,7 @@ pub(super) fn pbex(rho: f64, grho: f64) -> (f64, f64, f64) {
 #[inline]
 fn pbe_h(
     rho: f64,
+    rs: f64,
     grho: f64,
     phi: f64,
     dphi: f64,
@@ -74,7 +81,6 @@ fn pbe_h(
     dec_dz: f64,
     gamma: f64,
 ) -> (f64, f64, f64, f64) {
-    let rs = PI34 / rho.cbrt();
     let kf = XKF / rs;
     let ks2 = XKS * XKS * kf;
     let phi2 = phi * phi;
@@ -107,11 +113,16 @@ fn pbe_h(
 
 /// Unpolarised PBE correlation gradient correction:
 /// `(sc, d sc/d rho, d sc/d grho)`.
-#[inline]
+#[cfg(test)]
 pub(super) fn pbec(rho: f64, grho: f64) -> (f64, f64, f64) {
     let rs = PI34 / rho.cbrt();
-    let (ec, dec) = pw_g(rs, &PW_U);
-    let (h, dh_drho, _, dh_dg) = pbe_h(rho, grho, 1.0, 0.0, ec, dec, 0.0, GAMMA_UNPOL);
+    pbec_at(rho, rs, super::pw92::pw_g(rs, &super::pw92::PW_U), grho)
+}
+
+/// [`pbec`] given `rs` and PW92's `(eps_c, d eps_c/d rs)` there ([`pw_g`] with `PW_U`).
+#[inline]
+pub(super) fn pbec_at(rho: f64, rs: f64, (ec, dec): (f64, f64), grho: f64) -> (f64, f64, f64) {
+    let (h, dh_drho, _, dh_dg) = pbe_h(rho, rs, grho, 1.0, 0.0, ec, dec, 0.0, GAMMA_UNPOL);
     (rho * h, h + rho * dh_drho, rho * dh_dg)
 }
 
@@ -132,7 +143,7 @@ pub(super) fn pbec_spin_gamma(rho: f64, zeta: f64, grho: f64, gamma: f64) -> (f6
     let dw13 = (1.0 - zeta).cbrt();
     let phi = 0.5 * (up13 * up13 + dw13 * dw13);
     let dphi = (1.0 / up13 - 1.0 / dw13) / 3.0;
-    let (h, dh_drho, dh_dz, dh_dg) = pbe_h(rho, grho, phi, dphi, ec, dec_drs, dec_dz, gamma);
+    let (h, dh_drho, dh_dz, dh_dg) = pbe_h(rho, rs, grho, phi, dphi, ec, dec_drs, dec_dz, gamma);
     let common = h + rho * dh_drho;
     (
         rho * h,
