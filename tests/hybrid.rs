@@ -263,8 +263,17 @@ fn silicon_with_q_grid(case: &str, tol: f64) -> (input::RunSpec, Outcome) {
 #[test]
 fn silicon_pbe0_with_a_q_grid_matches_quantum_espresso_on_any_layout() {
     let (spec, o) = silicon_with_q_grid("si2_pbe0_gth", 1e-6);
-    // The orbitals at k + q come from other k-point groups, G-vector groups and band groups.
-    for (n, kg, bg) in [(2, 2, 1), (2, 1, 1), (3, 3, 1), (2, 1, 2), (4, 2, 2)] {
+    // The orbitals at k + q come from other k-point groups and G-vector ranks; each band
+    // group's share goes around the band-group ring (also with a G-vector group of 2 per band
+    // group: 4 ranks, 1 k-point group).
+    for (n, kg, bg) in [
+        (2, 2, 1),
+        (2, 1, 1),
+        (3, 3, 1),
+        (2, 1, 2),
+        (4, 2, 2),
+        (4, 1, 2),
+    ] {
         let mut spec = spec.clone();
         spec.parallel.kpoint_groups = Some(kg);
         spec.parallel.band_groups = Some(bg);

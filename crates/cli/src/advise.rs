@@ -125,7 +125,7 @@ fn predict(s: &Setup, ranks: usize, (kg, bg): (usize, usize), threads: usize) ->
         memory: memory_per_rank(
             &s.model,
             s.basis.ecut,
-            slowest_blocks,
+            (slowest_blocks, s.basis.kpoints.len() * s.model.nspin()),
             s.params.nbands,
             (bg, g),
             matches!(s.spec.kpoints, Kpoints::Gamma),

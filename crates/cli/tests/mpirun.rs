@@ -159,9 +159,10 @@ fn kpoint_groups_times_gvector_groups_match_serial() {
 #[test]
 fn hybrid_on_kpoint_band_and_gvector_groups_matches_serial() {
     // PBE0 with k-points and a q grid (orbitals at k + q from the other k-point group) on 2
-    // k-point groups, then on one G-vector group of 2, then on 2 band groups; with one q-point
-    // on 2 k-point groups and on 2 band groups (the orbitals around the ring);
-    // the water molecule at Γ on a G-vector group of 2.
+    // k-point groups, then on one G-vector group of 2, then on 2 band groups (each group's
+    // share of the orbitals at k + q around the ring); with one q-point on 2 k-point groups
+    // and on 2 band groups (the block's own orbitals around the ring); the water molecule at
+    // Γ on a G-vector group of 2.
     same_results_with("si2_pbe0_gth", 2, &["--kpoint-groups", "2"], &[]);
     same_results_with("si2_pbe0_gth", 2, &["--kpoint-groups", "1"], &[]);
     same_results_with(

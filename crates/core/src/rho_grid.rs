@@ -144,12 +144,6 @@ impl Basis {
         out
     }
 
-    /// Complex values at this rank's grid points of a field on the density sphere.
-    /// Collective on the G-vector group.
-    pub(crate) fn rho_backward(&self, field_g: &[Complex64]) -> Vec<Complex64> {
-        self.rho_backward_with(field_g, <[Complex64]>::to_vec)
-    }
-
     /// `f` of the complex values at this rank's grid points of a field on the density sphere
     /// (serial: on the thread's scratch grid, no grid allocated). Collective on the G-vector
     /// group.

@@ -321,7 +321,7 @@ pub fn build_following(
         + memory_per_rank(
             &model,
             spec.ecut,
-            blocks_per_group,
+            (blocks_per_group, kpoints.len() * nspin),
             nbands,
             (layout.band_groups, layout.gvector_groups),
             matches!(spec.kpoints, Kpoints::Gamma),
@@ -473,8 +473,8 @@ fn read_species(
 /// against one process, 2026-11-23).
 pub const MPI_LIBRARY_SHARE: f64 = 12.0 * 1048576.0;
 
-/// Estimated peak memory of one rank (bytes) holding its share of `blocks` (spin, k) blocks of
-/// `nbands` bands dealt over `groups.0` band groups whose plane waves are dealt over `groups.1`
+/// Estimated peak memory of one rank (bytes) holding its share of `blocks.0` of the run's
+/// `blocks.1` (spin, k) blocks of `nbands` bands dealt over `groups.0` band groups whose plane waves are dealt over `groups.1`
 /// ranks; `gamma_real` when the bands are real (Γ point: 8 bytes per coefficient instead of
 /// 16).
 ///
@@ -493,11 +493,13 @@ pub const MPI_LIBRARY_SHARE: f64 = 12.0 * 1048576.0;
 /// MPI by the caller): si64_lda_gth_gamma one rank 245 MiB (this gives 252), two MPI ranks
 /// 159 MiB each (160); si8_lda_gth_displaced one rank 48 MiB (45), two MPI k-point groups
 /// 54 MiB each (52); examples/si.toml 21 MiB (23). Hybrids (2026-11-24, with the exchange
-/// term): h2o_pbe0_gth_gamma one rank 97 MiB (90), si2_pbe0_sg15 one rank 52 MiB (47).
+/// term): h2o_pbe0_gth_gamma one rank 97 MiB (90); si2_pbe0_sg15 one rank 27 MiB (28) with the
+/// k + q orbitals dealt by band group and built one share at a time (52 MiB when every
+/// image's orbitals were held at once).
 pub fn memory_per_rank(
     model: &Model,
     ecut: f64,
-    blocks: usize,
+    (blocks, all_blocks): (usize, usize),
     nbands: usize,
     groups: (usize, usize),
     gamma_real: bool,
@@ -544,27 +546,40 @@ pub fn memory_per_rank(
     // One grid field of the exchange: about 16 npw points (the FFT box of the density sphere),
     // real on the Γ path.
     let field = word * 16.0 * npw_est / g;
-    let exchange = exchange_bytes(model, field, word * npw_est / g, (nb, blocks));
+    let exchange = exchange_bytes(
+        model,
+        (field, word * npw_est / g, 16.0 * npw_est),
+        (nb, bg),
+        (blocks, all_blocks as f64),
+    );
     bands + grids + base + exchange
 }
 
-/// A hybrid's exchange while one block's operator is built: the occupied orbitals of every
-/// k + q, one pair density per orbital, and the block's bands and results on the grid
-/// (`field`: bytes of one grid field on this rank), plus the compressed operators of
-/// the rank's blocks (`band_vector`: bytes of one band vector; `nbands` bands per block,
-/// `blocks` blocks).
+/// A hybrid's exchange while one block's operator is built: the block's bands and results
+/// on the grid, one band group's share of the occupied orbitals at a time on the grid with a
+/// pair density each (`field`: bytes of one grid field on this rank), and with a q grid every
+/// block's share of the occupied orbitals over its whole sphere (`sphere_vector` bytes each;
+/// one more share in flight on the ring); plus the compressed operators of the rank's blocks
+/// (`band_vector`: bytes of one band vector on this rank). `nbands` bands per block over
+/// `band_groups`; `blocks` = (this rank's, all).
 fn exchange_bytes(
     model: &Model,
-    field: f64,
-    band_vector: f64,
-    (nbands, blocks): (f64, f64),
+    (field, band_vector, sphere_vector): (f64, f64, f64),
+    (nbands, band_groups): (f64, f64),
+    (blocks, all_blocks): (f64, f64),
 ) -> f64 {
     let Some(h) = &model.hybrid else {
         return 0.0;
     };
-    let n_q = h.kernel.q_grid.iter().product::<usize>() as f64;
-    let n_occ = (model.n_electrons / model.max_occupation()).ceil();
-    (n_q * n_occ + n_occ + 2.0 * nbands) * field + band_vector * nbands * blocks
+    let n_q = h.kernel.q_grid.iter().product::<usize>();
+    let share = (model.n_electrons / model.max_occupation() / band_groups).ceil();
+    let grids = 2.0 * (share + (nbands / band_groups).ceil()) * field;
+    let sources = if n_q > 1 {
+        share * sphere_vector * (all_blocks + 1.0)
+    } else {
+        0.0
+    };
+    grids + sources + band_vector * nbands * blocks
 }
 
 /// The layout of `spec.parallel` on `ranks` ranks. What the input leaves out: one band group,

@@ -13,12 +13,13 @@
 //! term's.
 //!
 //! - [`kq`] and [`orbitals`]: the points k + q of a q grid as symmetry images of the computed
-//!   k-points, and their orbitals gathered from every k-point group.
+//!   k-points, and their orbitals gathered from every k-point group, each band group keeping
+//!   its share.
 //!
-//! Band groups deal the pairs (i, j) by the band i: with one q-point the occupied orbitals j
-//! go around the band-group ring; the compressed operator is built from every band (gathered)
-//! and held whole by each band group. With a q grid the orbitals of every k + q are held
-//! whole on every rank.
+//! Band groups deal the pairs (i, j) by the band i: the groups' shares of the occupied
+//! orbitals j go around the band-group ring (with a q grid, their images at each k + q are
+//! built as they arrive); the compressed operator is built from every band (gathered) and
+//! held whole by each band group.
 //!
 //! Not yet: stress.
 

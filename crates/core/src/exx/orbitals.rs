@@ -1,16 +1,20 @@
-//! The occupied orbitals of every irreducible (spin, k) block, on every rank, and their images
-//! at k + q (QE's `exxinit`, which gathers the orbitals of all pools).
+//! The occupied orbitals of every irreducible (spin, k) block, dealt by band group, and
+//! their images at k + q (QE's `exxinit`, which gathers the orbitals of all pools).
 //!
-//! Contract: [`Sources::gather`] is collective on the world: each block's owner (its k-point
-//! group's first band group; each rank its own plane waves of a G-vector group) puts its rows
-//! into a whole-sphere matrix that is zero elsewhere, and one sum over the world gives every
-//! rank every block, bit for bit (each entry is one owner's value plus zeros).
-//! [`Sources::fields`] builds an image's periodic parts on the density sphere (which holds
-//! every k' + G of the wavefunction cutoff) and transforms them to this rank's grid points,
-//! collective on the G-vector group.
+//! Contract: [`Sources::gather`] gives every rank its band group's share of every block's
+//! occupied orbitals (the bands the group computes, [`crate::parallel::Parallel::local_bands`])
+//! over the whole sphere: the owners (the block's k-point group; each rank its own plane
+//! waves of a G-vector group) put their rows into a whole-sphere matrix that is zero
+//! elsewhere, summed over the G-vector group and then over the k-point groups, so every entry
+//! is one owner's value plus zeros, bit for bit. [`Sources::accumulate_image`] passes the
+//! shares of one image's source around the band-group ring (CASTEP's systolic pattern, as
+//! for one q-point and in the subspace products); each group builds the arriving orbitals at
+//! k + q on its grid points (through the density sphere, which holds every k' + G of the
+//! wavefunction cutoff) and pairs them with its own bands. Collective on the band group and
+//! the G-vector group.
 
 use super::kq::Image;
-use super::operator::EPS_OCCUPATION;
+use super::operator::{Pairing, EPS_OCCUPATION};
 use crate::bands::BandScalar;
 use crate::basis::Basis;
 use crate::model::Model;
@@ -18,26 +22,30 @@ use crate::occupation::Occupations;
 use num_complex::Complex64;
 use planewave_comm::{CommClass, CommExt};
 use planewave_linalg::Mat;
+use std::collections::HashMap;
 
-/// One block's occupied orbitals over its whole sphere.
+/// This band group's share of one block's occupied orbitals over its whole sphere.
 struct Source {
     /// The sphere's Miller indices, in the k-point's global order.
     millers: Vec<[i32; 3]>,
-    /// Coefficients, `millers.len() x` occupied bands.
-    coeffs: Mat<Complex64>,
-    /// Occupations per spin of those bands.
-    occupations: Vec<f64>,
+    /// Coefficients, `millers.len()` per band, band after band: the occupied bands of this
+    /// rank's band group.
+    coeffs: Vec<Complex64>,
+    /// Occupations per spin of the occupied bands of every band group's share, by group.
+    occupations: Vec<Vec<f64>>,
 }
 
-/// The occupied orbitals of every irreducible (spin, k) block.
+/// This band group's share of the occupied orbitals of every irreducible (spin, k) block.
 pub struct Sources {
     /// Per spin channel and k-point.
     blocks: Vec<Vec<Source>>,
+    /// Position of every Miller index on this rank's density sphere.
+    index: HashMap<[i32; 3], usize>,
 }
 
 impl Sources {
-    /// Every block's occupied bands (complex bands only: a q grid needs k-points) from the
-    /// blocks this rank holds. Collective on the world.
+    /// This band group's share of every block's occupied bands (complex bands only: a q grid
+    /// needs k-points) from the blocks this rank holds. Collective on the world.
     pub fn gather<T: BandScalar>(
         model: &Model,
         basis: &Basis,
@@ -45,6 +53,8 @@ impl Sources {
         occ: &Occupations,
     ) -> Self {
         let par = &*basis.parallel;
+        let topo = par.topology();
+        let (groups, me) = (par.band_groups(), topo.band_group);
         let gmax = (2.0 * basis.ecut).sqrt();
         let mut blocks = Vec::with_capacity(psi.len());
         for (s, psi_s) in psi.iter().enumerate() {
@@ -59,60 +69,111 @@ impl Sources {
                     .iter()
                     .map(|f| f / model.max_occupation())
                     .collect();
-                let kept: Vec<usize> = (0..x.len()).filter(|&j| x[j] > EPS_OCCUPATION).collect();
-                let mut flat = vec![Complex64::new(0.0, 0.0); millers.len() * kept.len()];
+                // Band group b's occupied bands, as positions in its local list.
+                let kept = |b: usize| -> Vec<usize> {
+                    (b..x.len())
+                        .step_by(groups)
+                        .enumerate()
+                        .filter(|&(_, j)| x[j] > EPS_OCCUPATION)
+                        .map(|(l, _)| l)
+                        .collect()
+                };
+                let occupations: Vec<Vec<f64>> = (0..groups)
+                    .map(|b| kept(b).iter().map(|&l| x[b + l * groups]).collect())
+                    .collect();
+                let mine = kept(me);
+                let n = millers.len();
+                let mut coeffs = vec![Complex64::new(0.0, 0.0); n * mine.len()];
                 if par.owns(s, k) {
-                    // Every band on each band group; band group 0 contributes them.
-                    let all = super::outer::all_bands(par, psi_s[k].clone(), x.len());
-                    let local = T::to_plane_waves(kpt, &all, &kept);
-                    let mine = par.band_comm().rank() == 0;
+                    let local = T::to_plane_waves(kpt, &psi_s[k], &mine);
                     let rows: Vec<usize> = match &kpt.dist {
                         Some(d) => d.local_plane_waves().to_vec(),
                         None => (0..kpt.npw()).collect(),
                     };
-                    for j in (0..kept.len()).filter(|_| mine) {
+                    for (j, col) in coeffs.chunks_mut(n.max(1)).enumerate() {
                         for (h, &g) in rows.iter().enumerate() {
-                            flat[g + j * millers.len()] = local[(h, j)];
+                            col[g] = local[(h, j)];
                         }
                     }
                 }
-                par.world().allreduce_sum(&mut flat, CommClass::Other);
-                let n = millers.len();
+                if topo.gvector.size() > 1 {
+                    topo.gvector.allreduce_sum(&mut coeffs, CommClass::GVector);
+                }
+                par.sum_over_kgroups(&mut coeffs);
                 row.push(Source {
-                    coeffs: Mat::from_fn(n, kept.len(), |i, j| flat[i + j * n]),
-                    occupations: kept.iter().map(|&j| x[j]).collect(),
                     millers,
+                    coeffs,
+                    occupations,
                 });
             }
             blocks.push(row);
         }
-        Self { blocks }
+        Self {
+            blocks,
+            index: crate::rho_grid::miller_index(&basis.rho_millers),
+        }
     }
 
-    /// The occupied orbitals of spin `s` at the image `im` (periodic parts relative to
-    /// k + q at this rank's grid points) and their occupations per spin. Collective on the
-    /// G-vector group.
-    pub fn fields<T: BandScalar>(
+    /// `w_i += sum_j x_j u_j(r) W_ij(r)` ([`Pairing::accumulate`]) over the occupied orbitals
+    /// of spin `s` at the image `im`, with the scaled `kernel` of its q, for this rank's bands
+    /// `u` of k at its grid points: every band group's share in turn, around the band-group
+    /// ring. Collective on the band group and the G-vector group.
+    #[allow(clippy::too_many_arguments)]
+    pub fn accumulate_image<T: BandScalar>(
         &self,
         basis: &Basis,
         s: usize,
         im: &Image,
-    ) -> (Vec<Vec<T>>, Vec<f64>) {
+        kernel: &[f64],
+        u: &[Vec<T>],
+        w: &mut [Vec<T>],
+    ) {
+        use planewave_comm::ring::{Ring, RingOrder};
         let src = &self.blocks[s][im.source];
-        let p = basis.kpoints[im.source].frac;
-        let index = crate::rho_grid::miller_index(&basis.rho_millers);
-        let mut out = Vec::with_capacity(src.coeffs.ncols());
-        for j in 0..src.coeffs.ncols() {
-            let mut field = vec![Complex64::new(0.0, 0.0); basis.rho_millers.len()];
-            for (h, m) in src.millers.iter().enumerate() {
-                let (g, z) = im.map(p, *m, src.coeffs[(h, j)]);
-                if let Some(&i) = index.get(&g) {
-                    field[i] = z;
-                }
-            }
-            let u = basis.rho_backward(&field);
-            out.push(u.iter().map(|z| T::from_re_im(z.re, z.im)).collect());
-        }
-        (out, src.occupations.clone())
+        let targets = self.targets(basis, src, im);
+        let comm = basis.parallel.band_comm();
+        let ring = Ring::new(comm.size(), comm.rank(), RingOrder::Natural);
+        let share = src.coeffs.clone();
+        ring.systolic(comm.as_ref(), share, CommClass::Band, |owner, coeffs| {
+            let x = &src.occupations[owner];
+            let n = src.millers.len().max(1);
+            let fields = coeffs
+                .chunks(n)
+                .map(|c| image_field(basis, &targets, c))
+                .collect();
+            Pairing::new(fields, x, kernel.to_vec()).accumulate(basis, u, w);
+        });
     }
+
+    /// For every plane wave of `src`, where it lands on this rank's density sphere at the
+    /// image `im` (None: elsewhere), the phase it takes there, and whether it is conjugated.
+    fn targets(&self, basis: &Basis, src: &Source, im: &Image) -> Vec<Target> {
+        let p = basis.kpoints[im.source].frac;
+        src.millers
+            .iter()
+            .map(|m| {
+                let (g, phase) = im.map(p, *m, Complex64::new(1.0, 0.0));
+                (self.index.get(&g).copied(), phase, im.time_reversal)
+            })
+            .collect()
+    }
+}
+
+/// Where a plane wave of a source lands at an image: position on this rank's density sphere,
+/// phase, conjugation ([`super::kq::Image::map`] is linear in the coefficient: `c e` or
+/// `(c e)* = c* e*`).
+type Target = (Option<usize>, Complex64, bool);
+
+/// One orbital of a source (`coeffs` on its sphere) at an image: its periodic part at this
+/// rank's grid points. Collective on the G-vector group.
+fn image_field<T: BandScalar>(basis: &Basis, targets: &[Target], coeffs: &[Complex64]) -> Vec<T> {
+    let mut field = vec![Complex64::new(0.0, 0.0); basis.rho_millers.len()];
+    for (&(at, phase, conj), &c) in targets.iter().zip(coeffs) {
+        if let Some(i) = at {
+            field[i] = if conj { c.conj() * phase } else { c * phase };
+        }
+    }
+    basis.rho_backward_with(&field, |u| {
+        u.iter().map(|z| T::from_re_im(z.re, z.im)).collect()
+    })
 }

@@ -9,7 +9,7 @@
 use super::ace::{Ace, Operators};
 use super::kernel::CoulombKernel;
 use super::kq::images;
-use super::operator::{scaled_kernel_at, Exchange, Pairing};
+use super::operator::{scaled_kernel_at, Pairing};
 use super::orbitals::Sources;
 use crate::bands::BandScalar;
 use crate::occupation::Occupations;
@@ -55,8 +55,9 @@ fn operators<T: BandScalar>(
 }
 
 /// The operator of every (spin, k) block this rank computes, from the bands and occupations
-/// of every block: with one q-point each block's own (around the band-group ring), else every
-/// k + q's by symmetry ([`Sources`], gathered from all k-point groups and held whole).
+/// of every block: with one q-point each block's own, else every k + q's by symmetry
+/// ([`Sources`], gathered from all k-point groups, each band group holding its share); either
+/// way the band groups' occupied orbitals go around the band-group ring.
 fn blocks<T: BandScalar>(
     lp: &Loop<'_, T>,
     kernel: &Kernels,
@@ -83,16 +84,17 @@ fn blocks<T: BandScalar>(
             // One q-point: each band group's occupied orbitals go around the band-group ring;
             // every group pairs them with its own bands (the pairs (i, j) dealt by i).
             None => ring_exchange(lp, kpt, mine, &x, &kernel.per_q[0]),
+            // A q grid: the images of the orbitals of every k + q, each band group's share
+            // around the ring in turn.
             Some(src) => {
-                let pairings = images(kpt.frac, q_grid, &irreducible, &model.symmetries)?
-                    .iter()
-                    .zip(&kernel.per_q)
-                    .map(|(im, v)| {
-                        let (u, x) = src.fields(basis, s, im);
-                        Pairing::new(u, &x, v.clone())
-                    })
-                    .collect();
-                Exchange::new(pairings).apply(basis, kpt, mine)
+                let u = T::to_grid(kpt, &basis.fft, mine);
+                let n = basis.rho_real_len();
+                let mut w = vec![vec![T::from_f64(0.0); n]; u.len()];
+                let ims = images(kpt.frac, q_grid, &irreducible, &model.symmetries)?;
+                for (im, v) in ims.iter().zip(&kernel.per_q) {
+                    src.accumulate_image(basis, s, im, v, &u, &mut w);
+                }
+                T::from_grid(kpt, &basis.fft, &w)
             }
         };
         // The compressed operator from every band: each band group holds it whole.
