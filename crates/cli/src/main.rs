@@ -604,7 +604,11 @@ fn run_scf(
     } else {
         16
     };
-    heap::fit_to_grid(s.basis.rho_real_len(), largest * s.params.nbands * word);
+    if heap::fit_to_grid(s.basis.rho_real_len(), largest * s.params.nbands * word) {
+        if let Some(d) = &s.basis.rho_dist {
+            d.keep_buffers();
+        }
+    }
     s.warnings.extend(place.oversubscription());
     if out.talks() {
         report::setup(&s);
