@@ -173,15 +173,17 @@ pub fn iteration_header() {
     );
 }
 
-/// One line per SCF iteration.
+/// One line per SCF iteration; `~` after the energy marks a first-order estimate (GGA far
+/// from convergence, [`planewave_core::scf::EXACT_ENERGY_RESIDUALS`]).
 pub fn iteration(it: &IterationInfo) {
     let de = if it.delta_e.is_nan() {
         "".to_string()
     } else {
         format!("{:.3e}", it.delta_e)
     };
+    let mark = if it.estimated { "~" } else { " " };
     println!(
-        "scf   {:>5} {:>20.10} {:>12} {:>11.3e} {:>8.2} {:>6.1}",
+        "scf   {:>5} {:>20.10}{mark}{:>12} {:>11.3e} {:>8.2} {:>6.1}",
         it.iteration, it.energy, de, it.residual, it.seconds, it.eigensolver_iterations
     );
 }

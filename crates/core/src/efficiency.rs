@@ -275,6 +275,7 @@ mod tests {
             residual,
             seconds,
             eigensolver_iterations: 0.0,
+            estimated: false,
         }
     }
 

@@ -116,6 +116,6 @@ fn scf_json(setup: &Setup, r: &ScfResult) -> Value {
         "ecut_ha": setup.basis.ecut,
         "symmetry_operations": setup.model.symmetries.len(),
         "timings_s": r.timings,
-        "scf_history": r.history.iter().map(|h| json!({"iteration": h.iteration, "energy_ha": h.energy, "residual": h.residual, "seconds": h.seconds})).collect::<Vec<_>>(),
+        "scf_history": r.history.iter().map(|h| json!({"iteration": h.iteration, "energy_ha": h.energy, "energy_estimated": h.estimated, "residual": h.residual, "seconds": h.seconds})).collect::<Vec<_>>(),
     })
 }

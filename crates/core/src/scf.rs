@@ -84,7 +84,17 @@ pub struct IterationInfo {
     pub seconds: f64,
     /// Average eigensolver iterations per (spin, k).
     pub eigensolver_iterations: f64,
+    /// Whether `energy` is a first-order estimate (GGA far from convergence, see
+    /// [`EXACT_ENERGY_RESIDUALS`]) rather than the functional at the output density.
+    pub estimated: bool,
 }
+
+/// Iterations whose density residual is below this many times the tolerance (or whose
+/// functional gives no expansion: LDA) take the energy at the output density exactly; the
+/// others take GGA XC's energy to first order about the input density, from its potential
+/// ([`term::Potentials::expanded_energy`]), which saves evaluating the functional and its
+/// gradient transforms a second time. Convergence is judged on two exact energies in a row.
+pub const EXACT_ENERGY_RESIDUALS: f64 = 10.0;
 
 /// What one outer step of a hybrid run reports: the exchange operator rebuilt from the bands
 /// its inner SCF loop converged.
@@ -565,6 +575,7 @@ impl<T: BandScalar> Loop<'_, T> {
         // some).
         let mut n_occupied = vec![vec![params.nbands; nk]; nspin];
         let mut e_prev = f64::NAN;
+        let mut previous_exact = false;
         let mut residual: f64 = tolerances.start_residual.unwrap_or(1.0);
         let first = rec.history.len();
         let loose_start = tolerances.start_residual.is_none();
@@ -578,7 +589,8 @@ impl<T: BandScalar> Loop<'_, T> {
             let state = self
                 .fixed
                 .state(model, basis, &rho_in, None, 0.0, exx_on, None);
-            let veff = term::total_potential(self.terms, &state);
+            let potentials = term::potentials(self.terms, &state);
+            let veff = &potentials.total;
             rec.timings.potentials += t0.elapsed().as_secs_f64();
             // Eigensolver tolerance follows the SCF: loose early, tight near convergence, and
             // always well below what the density residual can resolve (errors in the N
@@ -592,7 +604,7 @@ impl<T: BandScalar> Loop<'_, T> {
             };
             let maxiter = if from_random { 100 } else { 8 };
             let t0 = Instant::now();
-            let (eig, eig_iters) = self.solve(psi, &veff, ace, (tol, maxiter), &n_occupied)?;
+            let (eig, eig_iters) = self.solve(psi, veff, ace, (tol, maxiter), &n_occupied)?;
             rec.timings.eigensolver += t0.elapsed().as_secs_f64();
             let occ = occupation::compute(model, &eig, &self.weights)?;
             for (n_s, occ_s) in n_occupied.iter_mut().zip(&occ.occ) {
@@ -604,9 +616,6 @@ impl<T: BandScalar> Loop<'_, T> {
             let rho_out =
                 density::from_wavefunctions(basis, psi, &occ.occ, self.fixed.symmetrizer.as_ref());
             rec.timings.density += t0.elapsed().as_secs_f64();
-            let t0 = Instant::now();
-            let energies = self.energies(psi, &occ, &rho_out, exx_on, ace);
-            rec.timings.potentials += t0.elapsed().as_secs_f64();
             let mix_in = to_mix(&rho_in.g);
             let mix_out = to_mix(&rho_out.g);
             let mut r2 = [mix_in
@@ -617,6 +626,12 @@ impl<T: BandScalar> Loop<'_, T> {
                 .sum::<f64>()];
             basis.sum_over_rho(&mut r2);
             residual = r2[0].sqrt() * basis.volume.sqrt();
+            let t0 = Instant::now();
+            let exact =
+                !potentials.expandable() || residual < EXACT_ENERGY_RESIDUALS * tolerances.density;
+            let near = (!exact).then_some((&potentials, &rho_in));
+            let energies = self.energies(psi, &occ, &rho_out, exx_on, ace, near);
+            rec.timings.potentials += t0.elapsed().as_secs_f64();
             let e = energies.total();
             let delta_e = e - e_prev;
             e_prev = e;
@@ -627,12 +642,18 @@ impl<T: BandScalar> Loop<'_, T> {
                 residual,
                 seconds: t_it.elapsed().as_secs_f64(),
                 eigensolver_iterations: eig_iters / (nspin * nk) as f64,
+                estimated: !exact,
             };
             observer.iteration(&info);
             rec.history.push(info);
             // Rank 0 decides for everyone, so that no rank leaves the loop alone.
-            let done =
-                par.agree(delta_e.abs() < tolerances.energy && residual < tolerances.density);
+            let done = par.agree(
+                exact
+                    && previous_exact
+                    && delta_e.abs() < tolerances.energy
+                    && residual < tolerances.density,
+            );
+            previous_exact = exact;
             if done {
                 return Ok(LoopEnd {
                     converged: true,
@@ -669,13 +690,13 @@ impl<T: BandScalar> Loop<'_, T> {
                     save(plan, model, basis, &snap, &mut rec.timings)?;
                 }
             }
-            last = Some((energies, eig, occ, rho_out));
+            last = Some((energies, exact, eig, occ, rho_out));
             if stopped.is_some() {
-                let (energies, eigenvalues, occupations, density) = last.expect("set above");
+                let (energies, exact, eigenvalues, occupations, density) = last.expect("set above");
                 return Ok(LoopEnd {
                     converged: false,
                     stopped,
-                    energies,
+                    energies: self.exact(energies, exact, psi, &occupations, &density, ace),
                     eigenvalues,
                     occupations,
                     density,
@@ -684,12 +705,12 @@ impl<T: BandScalar> Loop<'_, T> {
                 });
             }
         }
-        let (energies, eigenvalues, occupations, density) =
+        let (energies, exact, eigenvalues, occupations, density) =
             last.ok_or("max_iterations is 0: nothing was computed")?;
         Ok(LoopEnd {
             converged: false,
             stopped: None,
-            energies,
+            energies: self.exact(energies, exact, psi, &occupations, &density, ace),
             eigenvalues,
             occupations,
             density,
@@ -764,8 +785,27 @@ impl<T: BandScalar> Loop<'_, T> {
             .state(self.model, self.basis, rho, bands, 0.0, true, ace)
     }
 
+    /// `energies` of an iteration's output if `exact`, else evaluated exactly there.
+    /// Collective.
+    fn exact(
+        &self,
+        energies: Energies,
+        exact: bool,
+        psi: &[Vec<Mat<T>>],
+        occ: &Occupations,
+        rho: &Density,
+        ace: Option<&Operators<T>>,
+    ) -> Energies {
+        if exact {
+            return energies;
+        }
+        self.energies(psi, occ, rho, ace.is_some(), ace, None)
+    }
+
     /// The energy terms of the bands `psi` with occupations `occ` and their density `rho`
-    /// (the Fock energy from `ace`). Collective.
+    /// (the Fock energy from `ace`). With `near` = (the potentials of a density rho0, rho0),
+    /// the terms that gave an expansion there are taken to first order about rho0
+    /// ([`term::Potentials::expanded_energy`]). Collective.
     pub(crate) fn energies(
         &self,
         psi: &[Vec<Mat<T>>],
@@ -773,6 +813,7 @@ impl<T: BandScalar> Loop<'_, T> {
         rho: &Density,
         exx_on: bool,
         ace: Option<&Operators<T>>,
+        near: Option<(&term::Potentials, &Density)>,
     ) -> Energies {
         let band_weights = term::band_weights(self.basis, &occ.occ);
         let bands = Bands {
@@ -787,7 +828,12 @@ impl<T: BandScalar> Loop<'_, T> {
         let mut e = Energies::from_terms(
             self.terms
                 .iter()
-                .map(|t| (t.name(), t.energy(&state).complete(basis)))
+                .map(|t| {
+                    let expanded =
+                        near.and_then(|(p, rho0)| p.expanded_energy(t.name(), basis, rho0, rho));
+                    let e = expanded.unwrap_or_else(|| t.energy(&state).complete(basis));
+                    (t.name(), e)
+                })
                 .collect::<Vec<_>>(),
         );
         if let Some(a) = ace {

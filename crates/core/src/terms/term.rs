@@ -209,6 +209,15 @@ pub trait Term<T: BandScalar> {
     fn potential(&self, _s: &State<'_, T>) -> Option<Vec<Vec<f64>>> {
         None
     }
+    /// This term's potential with its energy at the same density, for a term whose energy
+    /// costs as much again as its potential (GGA XC: the gradient transforms and the
+    /// functional): far from convergence the SCF then takes the energy at its output density
+    /// to first order about the input ([`Potentials::expanded_energy`]). None (the default):
+    /// the energy is always evaluated afresh, and the potential comes from
+    /// [`Term::potential`].
+    fn potential_with_energy(&self, _s: &State<'_, T>) -> Option<(Vec<Vec<f64>>, Share<f64>)> {
+        None
+    }
     /// Forces `-dE/dtau` (Ha/bohr, per atom; not yet symmetrised).
     fn forces(&self, _s: &State<'_, T>) -> Option<Share<Vec<[f64; 3]>>> {
         None
@@ -240,22 +249,71 @@ pub fn standard<'a, T: BandScalar + 'a>(
     ]
 }
 
-/// The total local potential per spin channel: the sum of the terms' potentials.
-pub fn total_potential<T: BandScalar>(
-    terms: &[Box<dyn Term<T> + '_>],
-    s: &State<'_, T>,
-) -> Vec<Vec<f64>> {
+/// The local potential of one density: the terms' sum, and the expansions of the terms that
+/// gave their energy with it ([`Term::potential_with_energy`]).
+pub struct Potentials {
+    /// The total local potential per spin channel at this rank's grid points (Ha).
+    pub total: Vec<Vec<f64>>,
+    /// (term name, its energy (complete), its potential).
+    expansions: Vec<(&'static str, f64, Vec<Vec<f64>>)>,
+}
+
+impl Potentials {
+    /// Whether some term gave its energy with its potential.
+    pub fn expandable(&self) -> bool {
+        !self.expansions.is_empty()
+    }
+
+    /// The energy of term `name` at the density `rho` to first order about `rho0`, the density
+    /// these potentials are of: `E[rho0] + int (rho - rho0) v[rho0]` (off by the second order
+    /// in `rho - rho0`; Quantum ESPRESSO's SCF energies are such estimates too). None when the
+    /// term gave no expansion. Collective on the G-vector group.
+    pub fn expanded_energy(
+        &self,
+        name: &str,
+        basis: &Basis,
+        rho0: &Density,
+        rho: &Density,
+    ) -> Option<f64> {
+        let (_, e0, v) = self.expansions.iter().find(|x| x.0 == name)?;
+        let mut linear = [0.0];
+        for ((v, r), r0) in v.iter().zip(&rho.r).zip(&rho0.r) {
+            linear[0] += v
+                .iter()
+                .zip(r)
+                .zip(r0)
+                .map(|((v, a), b)| v * (a - b))
+                .sum::<f64>();
+        }
+        basis.sum_over_rho(&mut linear);
+        Some(e0 + linear[0] * basis.dv())
+    }
+}
+
+/// The local potential of state `s` (density only): the sum of the terms' potentials, with
+/// the expansions of the terms that give their energy with it. Collective on the G-vector
+/// group.
+pub fn potentials<T: BandScalar>(terms: &[Box<dyn Term<T> + '_>], s: &State<'_, T>) -> Potentials {
     let nspin = s.rho.r.len();
     let n = s.basis.rho_real_len();
-    let mut v = vec![vec![0.0; n]; nspin];
+    let mut total = vec![vec![0.0; n]; nspin];
+    let mut expansions = Vec::new();
     for t in terms {
-        if let Some(p) = t.potential(s) {
-            for (vs, ps) in v.iter_mut().zip(&p) {
-                for (a, b) in vs.iter_mut().zip(ps) {
-                    *a += b;
-                }
+        let (p, energy) = match t.potential_with_energy(s) {
+            Some((p, e)) => (p, Some(e.complete(s.basis))),
+            None => match t.potential(s) {
+                Some(p) => (p, None),
+                None => continue,
+            },
+        };
+        for (vs, ps) in total.iter_mut().zip(&p) {
+            for (a, b) in vs.iter_mut().zip(ps) {
+                *a += b;
             }
         }
+        if let Some(e) = energy {
+            expansions.push((t.name(), e, p));
+        }
     }
-    v
+    Potentials { total, expansions }
 }

@@ -44,6 +44,15 @@ impl<T: BandScalar> Term<T> for Xc {
     fn potential(&self, s: &State<'_, T>) -> Option<Vec<Vec<f64>>> {
         Some(evaluate_state(s, XcParts::Potential).0.potential)
     }
+    /// GGA only: its energy at another density costs the gradient transforms and the
+    /// functional again; LDA's is a cheap pointwise pass, evaluated afresh.
+    fn potential_with_energy(&self, s: &State<'_, T>) -> Option<(Vec<Vec<f64>>, Share<f64>)> {
+        if !s.model.functional.is_gga() {
+            return None;
+        }
+        let r = evaluate_state(s, XcParts::Potential).0;
+        Some((r.potential, Share::Grid(r.energy)))
+    }
     /// `sigma = -(1/Omega) [(E_xc - int v rho_xc) delta - T_grad]` (the core shape term is the
     /// core correction's).
     fn stress(&self, s: &State<'_, T>) -> Option<Share<[[f64; 3]; 3]>> {
