@@ -33,8 +33,7 @@ pub struct RhoDist {
     local_g_of: Vec<Vec<usize>>,
     /// This rank's real-space points.
     layout: RealLayout,
-    /// Keep the transform's work buffers between single-field transforms
-    /// ([`RhoDist::keep_buffers`]).
+    /// Keep the transforms' work buffers from one to the next ([`RhoDist::keep_buffers`]).
     keep: std::sync::atomic::AtomicBool,
 }
 
@@ -155,7 +154,7 @@ impl RhoDist {
             c.iter_mut().zip(kernel).for_each(|(z, v)| *z *= v);
         }
         fft.backward_bands(&coeffs, nf, 1, &mut real);
-        fft.release_buffers();
+        self.release_unless_kept(&mut fft);
         for (f, r) in fields.iter_mut().zip(real.chunks(nr.max(1))) {
             f.copy_from_slice(r);
         }
@@ -181,8 +180,9 @@ impl RhoDist {
         self.local_g().iter().map(|&g| global[g]).collect()
     }
 
-    /// Keep the work buffers of single-field transforms from one to the next, for runs whose
-    /// work is on the grid (a molecule in a box: dozens of transforms per SCF iteration, each
+    /// Keep the transforms' work buffers from one to the next (those of a convolution grow to
+    /// its fields, as many as the occupied orbitals paired at once), for runs whose work is
+    /// on the grid (a molecule in a box: dozens of transforms per SCF iteration, each
     /// of whose fresh buffers costs its page faults; water PBE0 on a G-vector group of 2 spent
     /// a third of its time in them). By default they are freed after each use, so that they
     /// do not sit through the eigensolver's memory peak where the bands dominate.
