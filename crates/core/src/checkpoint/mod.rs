@@ -99,7 +99,8 @@ pub struct Meta {
     pub iteration: usize,
     /// Whether the SCF had converged.
     pub converged: bool,
-    /// Free energy of the last iteration (Ha).
+    /// Free energy of the last iteration (Ha; far from convergence with a GGA functional, the
+    /// first-order estimate of [`crate::scf::EXACT_ENERGY_RESIDUALS`]).
     pub energy_ha: f64,
     /// Fermi level per spin channel (Ha; None without smearing).
     pub fermi_level_ha: Option<Vec<f64>>,
