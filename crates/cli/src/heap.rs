@@ -43,39 +43,37 @@ pub fn return_large_blocks() {
     set_threshold(1 << 20);
 }
 
-/// `M_TRIM_THRESHOLD` = `bytes` (glibc on Linux, unless the user set `MALLOC_TRIM_THRESHOLD_`):
-/// free space at the top of the heap is returned to the system only above it. A fixed mmap
-/// threshold leaves glibc's at 128 KiB, so the grid temporaries below the mmap threshold
-/// would be trimmed and faulted in again at every use.
+/// `M_TRIM_THRESHOLD` = `bytes`, unless the user set `MALLOC_TRIM_THRESHOLD_`: free space at
+/// the top of the heap is returned to the system only above it. A fixed mmap threshold leaves
+/// glibc's at 128 KiB, so the grid temporaries below the mmap threshold would be trimmed and
+/// faulted in again at every use.
 fn keep_top(bytes: usize) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    mallopt_unless_set("MALLOC_TRIM_THRESHOLD_", libc::M_TRIM_THRESHOLD, bytes);
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let _ = bytes;
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if std::env::var_os("MALLOC_TRIM_THRESHOLD_").is_none() {
-        // SAFETY: as in `set_threshold`: two integers, no memory of ours; the heap stays valid
-        // whatever the outcome.
-        unsafe {
-            libc::mallopt(
-                libc::M_TRIM_THRESHOLD,
-                libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX),
-            );
-        }
-    }
 }
 
 /// `M_MMAP_THRESHOLD` = `bytes`, unless the user set `MALLOC_MMAP_THRESHOLD_`.
 fn set_threshold(bytes: usize) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    mallopt_unless_set("MALLOC_MMAP_THRESHOLD_", libc::M_MMAP_THRESHOLD, bytes);
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let _ = bytes;
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none() {
+}
+
+/// glibc's `mallopt(option, bytes)` unless the environment variable `user` (glibc's own name
+/// for the option) is set.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn mallopt_unless_set(user: &str, option: libc::c_int, bytes: usize) {
+    if std::env::var_os(user).is_none() {
         // SAFETY: mallopt takes two integers and touches no memory of ours; glibc serialises
         // it against allocations with the arena locks, so calling it at any time is sound.
         // The return value only says whether the option was accepted: either way the heap
         // stays valid.
         unsafe {
             libc::mallopt(
-                libc::M_MMAP_THRESHOLD,
+                option,
                 libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX),
             );
         }
