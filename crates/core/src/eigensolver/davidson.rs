@@ -29,6 +29,13 @@ use planewave_linalg::{matmul_into, Mat, MatMut, MatRef, Scalar};
 /// Relative overlap eigenvalue below which a new direction counts as dependent and is dropped.
 pub(super) const DEPENDENCE_TOL: f64 = 1e-12;
 
+/// Iterations on the empty bands alone once the occupied ones have met their targets, in an
+/// SCF step ([`Tolerances::empty_only`]). Water PBE0 (6 bands, 4 occupied): Davidson 0.97 ->
+/// 0.85 s on one thread, the same 37 SCF iterations and energy, eigenvalues within 8e-9 Ha;
+/// al1 and h1 move empty eigenvalues by 4e-6 and 2e-6 Ha; si8, si64 and si2 PBE keep their
+/// iterations.
+pub const EMPTY_ONLY_ITERATIONS: usize = 2;
+
 /// Size of the search space as a multiple of the number of bands (QE's `diago_david_ndim`,
 /// whose default is 2). 3 keeps the previous iteration's directions through one more step,
 /// which makes each iteration nearly as effective as LOBPCG's: on si64 Γ (128 bands, one
@@ -44,6 +51,9 @@ pub struct Tolerances {
     pub occupied: f64,
     /// How many bands (from the lowest) are occupied.
     pub n_occupied: usize,
+    /// Stop after this many iterations on the empty bands alone, once every occupied band
+    /// has met its target (an SCF step); None: converge them.
+    pub empty_only: Option<usize>,
 }
 
 impl Tolerances {
@@ -52,6 +62,7 @@ impl Tolerances {
         Self {
             occupied: tol,
             n_occupied: usize::MAX,
+            empty_only: None,
         }
     }
 
@@ -120,7 +131,7 @@ pub fn davidson<T: Scalar>(
         let norms2 = column_norms2(op, r, None);
         let force = iterations < min_iterations;
         let active = lock.pick_active(&open, &norms2, force, max_dim - s.m);
-        if active.is_empty() || iterations >= maxiter {
+        if active.is_empty() || iterations >= maxiter || lock.empty_only_done(force) {
             break;
         }
         iterations += 1;
@@ -161,6 +172,8 @@ pub(super) struct Locking {
     /// Whether each band has met its target.
     pub locked: Vec<bool>,
     tols: Tolerances,
+    /// Iterations in a row with every occupied band locked.
+    empty_only: usize,
 }
 
 impl Locking {
@@ -170,7 +183,25 @@ impl Locking {
             resid: vec![f64::INFINITY; nb],
             locked: vec![false; nb],
             tols,
+            empty_only: 0,
         }
+    }
+
+    /// Whether to stop although empty bands remain open, called once per iteration after
+    /// [`Locking::pick_active`]: every occupied band has met its target for more than
+    /// `tols.empty_only` iterations in a row (and no iteration is forced). The empty
+    /// bands do not enter the density, and the topmost, with no gap above it in the block,
+    /// converges slowly: in water PBE0 it alone kept Davidson at its iteration limit in most
+    /// SCF steps. They end within a few 1e-6 Ha of their converged eigenvalues (QE converges
+    /// empty bands to `max(5 ethr, 1e-5 Ry)`).
+    pub fn empty_only_done(&mut self, force: bool) -> bool {
+        let n_occ = self.locked.len().min(self.tols.n_occupied);
+        if self.locked[..n_occ].iter().all(|&l| l) {
+            self.empty_only += 1;
+        } else {
+            self.empty_only = 0;
+        }
+        !force && self.tols.empty_only.is_some_and(|n| self.empty_only > n)
     }
 
     /// The bands not locked.
@@ -486,6 +517,7 @@ mod tests {
         let tols = Tolerances {
             occupied: 1e-9,
             n_occupied: 3,
+            empty_only: None,
         };
         let r = davidson(&op, start(120, 6), tols, 0, 200, 3);
         assert!(r.converged);

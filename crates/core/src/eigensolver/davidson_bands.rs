@@ -99,7 +99,7 @@ pub fn davidson_bands<T: Scalar>(
         let norms2 = ctx.norms2(&r);
         let force = iterations < min_iterations;
         let active = lock.pick_active(&open, &norms2, force, max_dim - s.m);
-        if active.is_empty() || iterations >= maxiter {
+        if active.is_empty() || iterations >= maxiter || lock.empty_only_done(force) {
             break;
         }
         iterations += 1;

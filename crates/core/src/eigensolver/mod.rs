@@ -67,7 +67,9 @@ impl Eigensolver {
     /// Lowest `ncols(x0)` eigenpairs of `op` to residual norm `tol` within `maxiter`
     /// iterations, at least `min_iterations` on bands above `tol / 100`. Bands from
     /// `n_occupied` on are empty: Davidson converges them to [`EMPTY_TOL_FACTOR`] `* tol` (as
-    /// QE loosens `ethr` for empty bands); LOBPCG treats every band alike.
+    /// QE loosens `ethr` for empty bands), and in an SCF step (`min_iterations > 0`) makes at
+    /// most [`davidson::EMPTY_ONLY_ITERATIONS`] iterations on them alone once the occupied
+    /// bands are converged; LOBPCG treats every band alike.
     pub fn solve<T: Scalar>(
         self,
         op: &impl BlockOperator<T>,
@@ -83,6 +85,7 @@ impl Eigensolver {
                 let tols = davidson::Tolerances {
                     occupied: tol,
                     n_occupied,
+                    empty_only: (min_iterations > 0).then_some(davidson::EMPTY_ONLY_ITERATIONS),
                 };
                 davidson::davidson(op, x0, tols, min_iterations, maxiter, dim_factor)
             }
@@ -116,6 +119,7 @@ impl Eigensolver {
         let tols = davidson::Tolerances {
             occupied: tol,
             n_occupied,
+            empty_only: Some(davidson::EMPTY_ONLY_ITERATIONS),
         };
         let algo = band_algorithm()?;
         planewave_linalg::subspace::SolverRequest::from_env().map_err(|e| e.to_string())?;
