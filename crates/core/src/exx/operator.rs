@@ -39,19 +39,19 @@ pub fn scaled_kernel_at(
 
 /// The orbitals of one k' = k + q paired with the bands of k: their periodic parts at this
 /// rank's grid points, occupations per spin, and the kernel of their pair densities.
-pub struct Pairing<T: BandScalar> {
+pub struct Pairing<'k, T: BandScalar> {
     /// The occupied orbitals `u_j` of k'.
     orbitals: Vec<Vec<T>>,
     /// Their occupations per spin `x_j`.
     occupations: Vec<f64>,
     /// The scaled kernel ([`scaled_kernel_at`]).
-    kernel: Vec<f64>,
+    kernel: &'k [f64],
 }
 
-impl<T: BandScalar> Pairing<T> {
+impl<'k, T: BandScalar> Pairing<'k, T> {
     /// The orbitals `orbitals` (at this rank's grid points) with occupations per spin `x`;
     /// those below [`EPS_OCCUPATION`] are left out.
-    pub fn new(orbitals: Vec<Vec<T>>, x: &[f64], kernel: Vec<f64>) -> Self {
+    pub fn new(orbitals: Vec<Vec<T>>, x: &[f64], kernel: &'k [f64]) -> Self {
         let (orbitals, occupations) = orbitals
             .into_iter()
             .zip(x)
@@ -70,7 +70,7 @@ impl<T: BandScalar> Pairing<T> {
     pub fn own(
         basis: &Basis,
         kpt: &Kpoint,
-        kernel: Vec<f64>,
+        kernel: &'k [f64],
         psi: MatRef<'_, T>,
         x: &[f64],
     ) -> Self {
@@ -94,7 +94,7 @@ impl<T: BandScalar> Pairing<T> {
                     *p = a.cj() * *b;
                 }
             }
-            T::convolve(basis, &self.kernel, &mut pairs);
+            T::convolve(basis, self.kernel, &mut pairs);
             for ((p, uj), &x) in pairs.iter().zip(&self.orbitals).zip(&self.occupations) {
                 for ((w, a), b) in wi.iter_mut().zip(uj).zip(p) {
                     *w += (*a * *b).scale(x);
@@ -104,25 +104,18 @@ impl<T: BandScalar> Pairing<T> {
     }
 }
 
-/// V_x of one (spin, k) block: the sum over its pairings.
-pub struct Exchange<T: BandScalar> {
-    pairings: Vec<Pairing<T>>,
-}
-
-impl<T: BandScalar> Exchange<T> {
-    /// The operator of the pairings of every k + q.
-    pub fn new(pairings: Vec<Pairing<T>>) -> Self {
-        Self { pairings }
-    }
-
-    /// `V_x psi` for the block `psi`. Collective on the G-vector group.
-    pub fn apply(&self, basis: &Basis, kpt: &Kpoint, psi: MatRef<'_, T>) -> Mat<T> {
-        let u = T::to_grid(kpt, &basis.fft, psi);
-        let n = basis.rho_real_len();
-        let mut w = vec![vec![T::from_f64(0.0); n]; u.len()];
-        for p in &self.pairings {
-            p.accumulate(basis, &u, &mut w);
-        }
-        T::from_grid(kpt, &basis.fft, &w)
-    }
+/// `V_x psi` for the block `psi` of k: its bands go to the grid, `pairings` adds every
+/// pairing's `sum_j x_j u_j W_ij` to the results there ([`Pairing::accumulate`]), and the
+/// results come back as band vectors. Collective on the G-vector group.
+pub fn apply<T: BandScalar>(
+    basis: &Basis,
+    kpt: &Kpoint,
+    psi: MatRef<'_, T>,
+    pairings: impl FnOnce(&[Vec<T>], &mut [Vec<T>]),
+) -> Mat<T> {
+    let u = T::to_grid(kpt, &basis.fft, psi);
+    let n = basis.rho_real_len();
+    let mut w = vec![vec![T::from_f64(0.0); n]; u.len()];
+    pairings(&u, &mut w);
+    T::from_grid(kpt, &basis.fft, &w)
 }

@@ -141,7 +141,7 @@ impl Sources {
                 .chunks(n)
                 .map(|c| image_field(basis, &targets, c))
                 .collect();
-            Pairing::new(fields, x, kernel.to_vec()).accumulate(basis, u, w);
+            Pairing::new(fields, x, kernel).accumulate(basis, u, w);
         });
     }
 

@@ -9,7 +9,7 @@
 use super::ace::{Ace, Operators};
 use super::kernel::CoulombKernel;
 use super::kq::images;
-use super::operator::{scaled_kernel_at, Pairing};
+use super::operator::{apply, scaled_kernel_at, Pairing};
 use super::orbitals::Sources;
 use crate::bands::BandScalar;
 use crate::occupation::Occupations;
@@ -87,14 +87,12 @@ fn blocks<T: BandScalar>(
             // A q grid: the images of the orbitals of every k + q, each band group's share
             // around the ring in turn.
             Some(src) => {
-                let u = T::to_grid(kpt, &basis.fft, mine);
-                let n = basis.rho_real_len();
-                let mut w = vec![vec![T::from_f64(0.0); n]; u.len()];
                 let ims = images(kpt.frac, q_grid, &irreducible, &model.symmetries)?;
-                for (im, v) in ims.iter().zip(&kernel.per_q) {
-                    src.accumulate_image(basis, s, im, v, &u, &mut w);
-                }
-                T::from_grid(kpt, &basis.fft, &w)
+                apply(basis, kpt, mine, |u, w| {
+                    for (im, v) in ims.iter().zip(&kernel.per_q) {
+                        src.accumulate_image(basis, s, im, v, u, w);
+                    }
+                })
             }
         };
         // The compressed operator from every band: each band group holds it whole.
@@ -137,16 +135,13 @@ fn ring_exchange<T: BandScalar>(
     ring.systolic(comm.as_ref(), my_x, CommClass::Band, |owner, v| {
         occupations[owner] = v.to_vec();
     });
-    let u = T::to_grid(kpt, &basis.fft, mine);
-    let n = basis.rho_real_len();
-    let mut w = vec![vec![T::from_f64(0.0); n]; u.len()];
-    ring.systolic(comm.as_ref(), block, CommClass::Band, |owner, flat| {
-        let xo = &occupations[owner];
-        let orbitals = Mat::from_fn(rows, xo.len(), |i, j| flat[i + j * rows]);
-        let pairing = Pairing::own(basis, kpt, kernel.to_vec(), orbitals.as_ref(), xo);
-        pairing.accumulate(basis, &u, &mut w);
-    });
-    T::from_grid(kpt, &basis.fft, &w)
+    apply(basis, kpt, mine, |u, w| {
+        ring.systolic(comm.as_ref(), block, CommClass::Band, |owner, flat| {
+            let xo = &occupations[owner];
+            let orbitals = Mat::from_fn(rows, xo.len(), |i, j| flat[i + j * rows]);
+            Pairing::own(basis, kpt, kernel, orbitals.as_ref(), xo).accumulate(basis, u, w);
+        });
+    })
 }
 
 /// Every band of a block whose bands `mine` are this rank's share over the band groups (an

@@ -2,7 +2,7 @@
 
 use super::ace::Ace;
 use super::kernel::{CoulombKernel, KernelSpec};
-use super::operator::{scaled_kernel_at, Exchange, Pairing};
+use super::operator::{apply, scaled_kernel_at, Pairing};
 use crate::bands::BandScalar;
 use crate::basis::{Basis, Kpoint};
 use crate::model::Model;
@@ -95,15 +95,9 @@ fn check<T: BandScalar>(model: &Model, basis: &Basis, screening: Option<f64>) {
     cholesky_orthonormalise(psi.as_mut()).expect("independent bands");
     let x = [1.0, 1.0, 0.5, 0.0];
     let frac = 0.25;
-    let own = Pairing::own(
-        basis,
-        kpt,
-        scaled_kernel_at(basis, &kernel, frac, [0.0; 3], 1),
-        psi.as_ref(),
-        &x,
-    );
-    let op = Exchange::new(vec![own]);
-    let w = op.apply(basis, kpt, psi.as_ref());
+    let v = scaled_kernel_at(basis, &kernel, frac, [0.0; 3], 1);
+    let own = Pairing::own(basis, kpt, &v, psi.as_ref(), &x);
+    let w = apply(basis, kpt, psi.as_ref(), |u, w| own.accumulate(basis, u, w));
     let built = overlap(psi.as_ref(), w.as_ref());
     let want = direct(basis, &kernel, &psi, &x[..3], frac);
     let big = (0..nb).map(|i| want[(i, i)].norm()).fold(0.0, f64::max);
