@@ -18,7 +18,10 @@
 //! the block work with an efficiency of `BAND_EFF` per doubling (the subspace products' ring
 //! and reduce-scatter, the replicated subspace eigenproblem); the G-vector ranks divide the
 //! block work and the grid work (both the plane waves and the density grid are dealt) with an
-//! efficiency of `GVECTOR_EFF` per doubling (transposes and sums over G).
+//! efficiency of `GVECTOR_EFF` per doubling (transposes and sums over G), times the balance of
+//! the FFT grid's planes over the group (25 planes over 16 ranks leave some ranks 2 and others
+//! 1: 25 / 32), and each band pays `TRANSPOSE_LATENCY` per other rank of its G-vector group per
+//! iteration (the all-to-all's messages, which threads do not divide).
 //!
 //! Calibration (2-core AMD EPYC, AVX2, idle): the mean SCF iteration (`t_iter` of the report)
 //! of si2_lda_gth, al1_lda_gth, si8_lda_gth_displaced and h1_lsda_gth_box at 1 rank × 1 thread
@@ -57,6 +60,12 @@ const BYTE: f64 = 2.0e-9;
 const THREAD_EFF: f64 = 0.8;
 /// Fraction of linear speed-up kept per doubling of the ranks of a G-vector group.
 const GVECTOR_EFF: f64 = 0.99;
+/// Seconds per band, per other rank of its G-vector group, per SCF iteration: about 9
+/// transposes per band and iteration (the eigensolver's H applications and the density), each
+/// one message of ~1.5 µs to every other rank on one node. Chosen so that the lent 16-core
+/// node's ranking holds: si8_lda_gth_displaced ran in 1.89 s on 8 k-point groups × 2 G ranks
+/// and in 2.28 s on 1 × 16 (2026-11-25).
+const TRANSPOSE_LATENCY: f64 = 1.5e-5;
 /// Fraction of linear speed-up kept per doubling of the band groups: si64_lda_gth_gamma on 2
 /// MPI ranks × 1 thread, t_iter 2.057 and 1.847 s with 2 band groups against 1.709 and 1.685 s
 /// with a G-vector group of 2 (alternated, one session, 2026-11-23): 0.99 × 1.70 / 1.95.
@@ -76,6 +85,13 @@ struct Candidate {
 fn speedup(n: usize, eff: f64) -> f64 {
     let t = n.max(1) as f64;
     t * eff.powf(t.log2())
+}
+
+/// Speed-up of a G-vector group of `g` ranks over `planes` FFT planes: [`GVECTOR_EFF`] per
+/// doubling, times the planes' balance (the rank with the most planes sets the pace).
+fn gvector_speedup(g: usize, planes: usize) -> f64 {
+    let balance = planes as f64 / (g * planes.div_ceil(g)) as f64;
+    speedup(g, GVECTOR_EFF) * balance.min(1.0)
 }
 
 /// A hybrid's exchange operator build per (spin, k) block, per SCF iteration (s, one rank,
@@ -109,18 +125,21 @@ fn predict(s: &Setup, ranks: usize, (kg, bg): (usize, usize), threads: usize) ->
         .map(|g| (group(g).map(|(_, c)| c).sum::<f64>(), group(g).count()))
         .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
     let g = ranks / (kg * bg);
-    let grid = A_GRID * nspin as f64 * nlogn / speedup(g, GVECTOR_EFF);
+    let g_speedup = gvector_speedup(g, s.basis.grid.dims[2]);
+    let grid = A_GRID * nspin as f64 * nlogn / g_speedup;
     let sum = if kg > 1 {
         LATENCY * (kg as f64).log2() + BYTE * 8.0 * n * nspin as f64 / g as f64
     } else {
         0.0
     };
-    let blocks = slowest / (speedup(bg, BAND_EFF) * speedup(g, GVECTOR_EFF));
+    let blocks = slowest / (speedup(bg, BAND_EFF) * g_speedup);
+    let latency =
+        slowest_blocks as f64 * (nb / bg as f64).ceil() * TRANSPOSE_LATENCY * (g - 1) as f64;
     Candidate {
         kpoint_groups: kg,
         band_groups: bg,
         gvector_ranks: g,
-        seconds: (blocks + grid) / speedup(threads, THREAD_EFF) + sum,
+        seconds: (blocks + grid) / speedup(threads, THREAD_EFF) + sum + latency,
         slowest_blocks,
         memory: memory_per_rank(
             &s.model,
@@ -197,28 +216,7 @@ pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
                 100.0 * exchange / serial
             );
         }
-        let _ = writeln!(
-            out,
-            "why: {} k-point group(s) leave the slowest group {} of the {blocks} blocks; k-point groups cost one density sum per iteration, band and G-vector groups communication inside every band block, so k-point groups come first.{}{}",
-            best.kpoint_groups,
-            best.slowest_blocks,
-            if best.band_groups > 1 {
-                format!(
-                    " Each k-point group deals its bands over {} band groups (the subspace products circulate between them; no transposes for one rank per band group).",
-                    best.band_groups
-                )
-            } else {
-                String::new()
-            },
-            if best.gvector_ranks > 1 {
-                format!(
-                    " Each band's {} G-vector ranks share its plane waves and the density grid (transposes in every FFT).",
-                    best.gvector_ranks
-                )
-            } else {
-                String::new()
-            }
-        );
+        let _ = writeln!(out, "why: {}", why(best, &cands, blocks));
     }
     let _ = writeln!(
         out,
@@ -228,4 +226,49 @@ pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
         cands.first().map_or(1, |c| c.band_groups)
     );
     out
+}
+
+/// The "why" line: what the best layout's numbers say against the most k-point groups.
+fn why(best: &Candidate, cands: &[Candidate], blocks: usize) -> String {
+    let most_k = cands
+        .iter()
+        .filter(|c| c.kpoint_groups == cands.iter().map(|c| c.kpoint_groups).max().unwrap_or(1))
+        .min_by(|a, b| a.seconds.total_cmp(&b.seconds))
+        .unwrap_or(best);
+    let mut text = if best.kpoint_groups == most_k.kpoint_groups {
+        format!(
+            "{} k-point group(s) leave the slowest group {} of the {blocks} blocks; k-point groups cost one density sum per iteration, band and G-vector groups communication inside every band block, so k-point groups come first.",
+            best.kpoint_groups, best.slowest_blocks
+        )
+    } else {
+        format!(
+            "{} k-point group(s), not {}: with {} the slowest group would hold {} of the {blocks} blocks and an iteration would take {:.3} s, against {:.3} s here, since {}.",
+            best.kpoint_groups,
+            most_k.kpoint_groups,
+            most_k.kpoint_groups,
+            most_k.slowest_blocks,
+            most_k.seconds,
+            best.seconds,
+            if most_k.slowest_blocks * most_k.kpoint_groups > blocks {
+                "the blocks do not divide evenly over that many groups"
+            } else {
+                "sharing each block over G-vector ranks costs less here than the k-point sums"
+            }
+        )
+    };
+    if best.band_groups > 1 {
+        let _ = write!(
+            text,
+            " Each k-point group deals its bands over {} band groups (the subspace products circulate between them; no transposes for one rank per band group).",
+            best.band_groups
+        );
+    }
+    if best.gvector_ranks > 1 {
+        let _ = write!(
+            text,
+            " Each band's {} G-vector ranks share its plane waves and the density grid (transposes in every FFT).",
+            best.gvector_ranks
+        );
+    }
+    text
 }

@@ -2,12 +2,14 @@
 
 use crate::launch::Placement;
 use planewave_core::efficiency::ParallelReport;
+use planewave_core::energies::Energies;
 use planewave_core::forces::Forces;
 use planewave_core::input::units::BOHR_PER_ANGSTROM;
 use planewave_core::model::SpinMode;
 use planewave_core::relax::StepInfo;
 use planewave_core::scf::{ExxStepInfo, IterationInfo, ScfResult};
 use planewave_core::setup::Setup;
+use planewave_core::smearing::Smearing;
 use planewave_core::stress::{Stress, HA_PER_BOHR3_IN_GPA};
 use std::path::Path;
 
@@ -127,6 +129,13 @@ pub fn placement(s: &Setup, p: &Placement) {
 /// The parallel efficiency report and the time projection.
 pub fn parallel(r: &ParallelReport) {
     println!();
+    if r.ranks == 1 && r.threads_per_rank == 1 {
+        println!("serial run (1 rank x 1 thread): {}", projection(r));
+        for a in &r.advice {
+            println!("advice: {a}");
+        }
+        return;
+    }
     println!(
         "parallel efficiency ({} rank(s) x {} thread(s), {}, {} node(s)):",
         r.ranks, r.threads_per_rank, r.backend, r.nodes
@@ -148,6 +157,14 @@ pub fn parallel(r: &ParallelReport) {
         }
     }
     println!("  overall: {:.0}%", 100.0 * r.overall_efficiency);
+    println!("{}", projection(r));
+    for a in &r.advice {
+        println!("advice: {a}");
+    }
+}
+
+/// "time projection: t_init + N x t_iter + t_post; N = ...".
+fn projection(r: &ParallelReport) -> String {
     let p = &r.projection;
     let n = match (p.iterations_to_converge, p.t_total_s) {
         (Some(n), Some(t)) if n == p.iterations => {
@@ -156,13 +173,10 @@ pub fn parallel(r: &ParallelReport) {
         (Some(n), Some(t)) => format!("N = {n} (projected to convergence): t_total = {t:.2} s"),
         _ => "N unknown (the residual did not fall)".to_string(),
     };
-    println!(
+    format!(
         "time projection: t_init {:.2} s + N x t_iter {:.3} s + t_post {:.2} s; {n}",
         p.t_init_s, p.t_iter_s, p.t_post_s
-    );
-    for a in &r.advice {
-        println!("advice: {a}");
-    }
+    )
 }
 
 /// Header of the iteration table.
@@ -210,16 +224,7 @@ pub fn summary(s: &Setup, r: &ScfResult) {
         r.iterations
     );
     println!("energy terms (Ha):");
-    for (name, v) in [
-        ("kinetic", e.kinetic),
-        ("local", e.local),
-        ("nonlocal", e.nonlocal),
-        ("hartree", e.hartree),
-        ("xc", e.xc),
-        ("exact exchange", e.exact_exchange),
-        ("ewald", e.ewald),
-        ("-TS (smearing)", e.minus_ts),
-    ] {
+    for (name, v) in energy_terms(s, e) {
         println!("  {name:<16} {v:20.10}");
     }
     println!("  {:<16} {:20.10}", "one-electron", e.one_electron());
@@ -300,6 +305,26 @@ pub fn summary(s: &Setup, r: &ScfResult) {
     );
 }
 
+/// The energy terms the model has, named for the summary: exact exchange only for a hybrid,
+/// -TS only with smearing.
+fn energy_terms(s: &Setup, e: &Energies) -> Vec<(&'static str, f64)> {
+    let mut terms = vec![
+        ("kinetic", e.kinetic),
+        ("local", e.local),
+        ("nonlocal", e.nonlocal),
+        ("hartree", e.hartree),
+        ("xc", e.xc),
+    ];
+    if s.model.hybrid.is_some() {
+        terms.push(("exact exchange", e.exact_exchange));
+    }
+    terms.push(("ewald", e.ewald));
+    if !matches!(s.model.smearing, Smearing::None) {
+        terms.push(("-TS (smearing)", e.minus_ts));
+    }
+    terms
+}
+
 /// Forces per atom in Ha/bohr and eV/Å.
 pub fn forces(s: &Setup, f: &Forces) {
     println!("forces (Ha/bohr | eV/Å):");
@@ -323,7 +348,7 @@ pub fn forces(s: &Setup, f: &Forces) {
 /// The stress tensor in Ha/bohr^3 and GPa, with the pressure (QE sign).
 pub fn stress(st: &Stress) {
     println!("stress (Ha/bohr^3 | GPa; negative = the cell wants to shrink):");
-    for row in &st.total {
+    for row in &rounding_noise_as_zero(&st.total) {
         println!(
             "  {:14.6e} {:14.6e} {:14.6e} | {:10.4} {:10.4} {:10.4}",
             row[0],
@@ -339,6 +364,15 @@ pub fn stress(st: &Stress) {
         st.pressure(),
         st.pressure() * HA_PER_BOHR3_IN_GPA
     );
+}
+
+/// Components below `NOISE` of the largest, as 0 (QE prints the tensor in fixed point, where they
+/// vanish too); the JSON keeps the exact values.
+fn rounding_noise_as_zero(t: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
+    /// Relative size below which a stress component is rounding noise.
+    const NOISE: f64 = 1e-12;
+    let largest = t.iter().flatten().fold(0.0f64, |m, x| m.max(x.abs()));
+    t.map(|row| row.map(|x| if x.abs() < NOISE * largest { 0.0 } else { x }))
 }
 
 /// Header of the ionic-step table.
@@ -396,4 +430,23 @@ pub fn restart(file: &Path, r: &planewave_core::checkpoint::Restart, seconds: f6
 pub fn file_size_and_time(file: &Path, seconds: f64) -> String {
     let mib = std::fs::metadata(file).map_or(0.0, |m| m.len() as f64 / 1048576.0);
     format!("{mib:.1} MiB in {seconds:.2} s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stress_rounding_noise_prints_as_zero() {
+        let t = [
+            [-6.798474e-5, -2.541099e-21, 3.0e-17],
+            [-2.541099e-21, -6.798474e-5, 1.0e-14],
+            [3.0e-17, 1.0e-14, -6.798474e-5],
+        ];
+        let shown = rounding_noise_as_zero(&t);
+        assert_eq!(shown[0], [-6.798474e-5, 0.0, 0.0]);
+        // 1e-14 is 1.5e-10 of the largest: a value, not noise.
+        assert_eq!(shown[1], [0.0, -6.798474e-5, 1.0e-14]);
+        assert_eq!(rounding_noise_as_zero(&[[0.0; 3]; 3]), [[0.0; 3]; 3]);
+    }
 }

@@ -1,19 +1,26 @@
 //! `planewave advise`: every valid k-point × band × G-vector layout appears once, ranked by the
 //! cost model, and the suggested command names the winner's band groups.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The (kpoint_groups, band_groups, G ranks) rows of the advice table, best first, and the
 /// whole output.
 fn advise(case: &str, ranks: usize) -> (Vec<(usize, usize, usize)>, String) {
-    let input = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data/qe")
-        .join(case)
-        .join("pw.in");
+    advise_file(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/data/qe")
+            .join(case)
+            .join("pw.in"),
+        ranks,
+    )
+}
+
+/// As [`advise`], for any input file.
+fn advise_file(input: &Path, ranks: usize) -> (Vec<(usize, usize, usize)>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_planewave"))
         .arg("advise")
-        .arg(&input)
+        .arg(input)
         .args(["--ranks", &ranks.to_string(), "--threads", "1"])
         .output()
         .expect("the planewave binary runs");
@@ -55,4 +62,18 @@ fn kpoint_groups_times_band_groups_always_divide_the_ranks() {
     for (k, b, g) in rows {
         assert_eq!(k * b * g, 4, "{text}");
     }
+}
+
+#[test]
+fn eight_kpoints_on_sixteen_ranks_put_kpoint_groups_first() {
+    // examples/si.toml: 8 k-points, a 25^3 grid (1-2 planes each over 16 ranks). Measured on
+    // the lent 16-core node (si8, 8 k-points, 2026-11-25): 8 k-point groups x 2 G ranks 1.89 s,
+    // one group of 16 G ranks 2.28 s.
+    let input = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/si.toml");
+    let (rows, text) = advise_file(&input, 16);
+    assert_eq!(rows[0], (8, 1, 2), "{text}");
+    let one_group = rows.iter().position(|r| *r == (1, 1, 16)).expect("listed");
+    assert!(one_group > 0, "{text}");
+    assert!(text.contains("why: 8 k-point group(s)"), "{text}");
+    assert!(text.contains("k-point groups come first"), "{text}");
 }

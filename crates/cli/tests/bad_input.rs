@@ -424,10 +424,35 @@ fn cutoff_too_large_for_memory_is_refused_quickly() {
         &[
             "error: bad.toml:12: basis.ecut:",
             "a cutoff of 5000 Ha",
-            "GiB, more than this machine's",
+            "GiB per rank, more than the",
+            "GiB a run may plan on (80% of this machine's",
+            "is the density-sized arrays on the FFT grid",
             "hint: lower ecut",
         ],
     );
+}
+
+#[test]
+fn kpoint_grid_too_large_for_memory_names_the_kpoints() {
+    let c = si_case("huge_kgrid");
+    c.write(
+        "bad.toml",
+        // About 12000 irreducible k-points of 400 bands of ~4600 plane waves: over 300 GiB.
+        &si_with("grid = [2, 2, 2] }", "grid = [80, 80, 80] }\nnbands = 400")
+            .replace("ecut = 5.0", "ecut = 50.0"),
+    );
+    let e = c.refuse("bad.toml");
+    assert_mentions(
+        &e,
+        &[
+            "error: bad.toml:13: basis.kpoints:",
+            "GiB per rank, more than the",
+            "is the bands of the",
+            "(spin, k) blocks this rank holds",
+            "hint: use a coarser k-point grid",
+        ],
+    );
+    assert!(!e.contains("basis.ecut"), "{e}");
 }
 
 #[test]

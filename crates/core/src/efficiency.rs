@@ -232,7 +232,8 @@ impl ParallelReport {
             ));
         }
         let scf_s = projection.t_iter_s * projection.iterations as f64;
-        if projection.iterations < 3 || scf_s < 1.0 {
+        let serial = world.size() == 1 && threads == 1;
+        if !serial && (projection.iterations < 3 || scf_s < 1.0) {
             advice.push(format!(
                 "a short run ({} iterations, {:.2} s): timings this small are noisy; judge the layout on a longer run",
                 projection.iterations, scf_s

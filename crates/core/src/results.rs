@@ -8,6 +8,10 @@ use crate::setup::Setup;
 use crate::stress::{Stress, HA_PER_BOHR3_IN_GPA};
 use serde_json::{json, Value};
 
+/// The version of this document's layout, apart from the program's: raised when a key is
+/// removed, renamed or changes meaning (new keys keep it), so that tools reading the file can tell.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// The structure of a set-up: lattice rows (bohr), species and fractional positions per atom.
 fn structure(setup: &Setup) -> Value {
     let c = &setup.model.crystal;
@@ -81,6 +85,7 @@ fn scf_json(setup: &Setup, r: &ScfResult) -> Value {
         .map(|k| json!({"frac": k.frac, "weight": k.weight, "npw": k.npw_global()}))
         .collect();
     json!({
+        "schema_version": SCHEMA_VERSION,
         "program": "planewave",
         "version": env!("CARGO_PKG_VERSION"),
         "input": setup.spec.source.display().to_string(),

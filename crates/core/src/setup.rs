@@ -312,40 +312,22 @@ pub fn build_following(
                 "use \"davidson\" or \"lobpcg\"",
             )
         })?;
+    let memory = memory_parts(
+        &model,
+        spec.ecut,
+        (blocks_per_group, kpoints.len() * nspin),
+        nbands,
+        (layout.band_groups, layout.gvector_groups),
+        matches!(spec.kpoints, Kpoints::Gamma),
+        eigensolver,
+    );
     let mpi_share = if world.backend() == "mpi" {
         MPI_LIBRARY_SHARE
     } else {
         0.0
     };
-    let memory_estimate = mpi_share
-        + memory_per_rank(
-            &model,
-            spec.ecut,
-            (blocks_per_group, kpoints.len() * nspin),
-            nbands,
-            (layout.band_groups, layout.gvector_groups),
-            matches!(spec.kpoints, Kpoints::Gamma),
-            eigensolver,
-        );
-    let available = available_memory();
-    let fits = if memory_estimate > 0.8 * available {
-        Err(err(
-            &spec,
-            names.ecut,
-            format!(
-                "a cutoff of {} Ha ({} Ry) with this cell ({:.0} bohr^3) and {} k-points needs about {:.1} GiB, more than this machine's {:.1} GiB (estimated per rank)",
-                spec.ecut,
-                2.0 * spec.ecut,
-                model.crystal.volume,
-                kpoints.len(),
-                memory_estimate / 2f64.powi(30),
-                available / 2f64.powi(30)
-            ),
-            "lower ecut (typical values: 10-50 Ha), run on more memory or on more k-point groups",
-        ))
-    } else {
-        Ok(())
-    };
+    let memory_estimate = mpi_share + memory.total();
+    let fits = check_memory(&spec, &memory, mpi_share, available_memory());
     agree_on(world.as_ref(), fits).map_err(|e| e.error)?;
     let mut basis = if matches!(spec.kpoints, Kpoints::Gamma) {
         Basis::with_grid(&model, spec.ecut, &[([0.0; 3], 1.0)], grid, true)
@@ -499,12 +481,54 @@ pub const MPI_LIBRARY_SHARE: f64 = 12.0 * 1048576.0;
 pub fn memory_per_rank(
     model: &Model,
     ecut: f64,
-    (blocks, all_blocks): (usize, usize),
+    blocks: (usize, usize),
     nbands: usize,
     groups: (usize, usize),
     gamma_real: bool,
     eigensolver: Eigensolver,
 ) -> f64 {
+    memory_parts(model, ecut, blocks, nbands, groups, gamma_real, eigensolver).total()
+}
+
+/// [`memory_per_rank`] by what it holds, so that a refusal can name what dominates.
+#[derive(Debug, Clone, Copy)]
+pub struct MemoryParts {
+    /// The bands and phases of this rank's (spin, k) blocks (bytes): they grow with the
+    /// k-points.
+    pub kpoint_bands: f64,
+    /// One block's working set (bytes): the eigensolver workspace and the projectors.
+    pub working_set: f64,
+    /// Density-sized arrays (bytes).
+    pub grids: f64,
+    /// A hybrid's exchange (bytes; 0 otherwise).
+    pub exchange: f64,
+    /// Program, libraries and thread stacks (bytes).
+    pub base: f64,
+    /// (Spin, k) blocks held by this rank.
+    pub blocks: usize,
+    /// Bands per block.
+    pub nbands: usize,
+    /// Plane waves per band, estimated from the cutoff and the cell (whole sphere).
+    pub plane_waves: f64,
+}
+
+impl MemoryParts {
+    /// Bytes in all.
+    pub fn total(&self) -> f64 {
+        self.kpoint_bands + self.working_set + self.grids + self.exchange + self.base
+    }
+}
+
+/// [`memory_per_rank`] by part.
+pub fn memory_parts(
+    model: &Model,
+    ecut: f64,
+    (blocks, all_blocks): (usize, usize),
+    nbands: usize,
+    groups: (usize, usize),
+    gamma_real: bool,
+    eigensolver: Eigensolver,
+) -> MemoryParts {
     let (band_groups, gvector_ranks) = groups;
     let npw_est =
         model.crystal.volume * (2.0 * ecut).powf(1.5) / (6.0 * std::f64::consts::PI.powi(2));
@@ -540,7 +564,8 @@ pub fn memory_per_rank(
     } else {
         0.0
     };
-    let bands = word * npw_est / g * (blocks * (nb / bg + natoms) + whole + workspace);
+    let kpoint_bands = word * npw_est / g * blocks * (nb / bg + natoms);
+    let working_set = word * npw_est / g * (whole + workspace);
     let grids = (1.0 + 1.4 / g) * grid_est;
     let base = 20.0 * 1048576.0;
     // One grid field of the exchange: about 16 npw points (the FFT box of the density sphere),
@@ -552,7 +577,98 @@ pub fn memory_per_rank(
         (nb, bg),
         (blocks, all_blocks as f64),
     );
-    bands + grids + base + exchange
+    MemoryParts {
+        kpoint_bands,
+        working_set,
+        grids,
+        exchange,
+        base,
+        blocks: blocks as usize,
+        nbands,
+        plane_waves: npw_est,
+    }
+}
+
+/// Share of this machine's memory a run may plan to use; the rest is the margin for the
+/// system, other processes and the estimate's error.
+const MEMORY_SHARE: f64 = 0.8;
+
+/// Refuse a run whose estimate (`parts`, plus `mpi_share` bytes of the MPI library) is above
+/// [`MEMORY_SHARE`] of `available` bytes, naming the part that dominates and the key that
+/// sets it.
+fn check_memory(
+    spec: &RunSpec,
+    parts: &MemoryParts,
+    mpi_share: f64,
+    available: f64,
+) -> Result<(), InputError> {
+    let total = mpi_share + parts.total();
+    if total <= MEMORY_SHARE * available {
+        return Ok(());
+    }
+    let names = spec.key_names();
+    let gib = |x: f64| x / 2f64.powi(30);
+    let what = format!(
+        "{} bands of about {:.0} plane waves each at a cutoff of {} Ha",
+        parts.nbands, parts.plane_waves, spec.ecut
+    );
+    let candidates = [
+        (
+            parts.kpoint_bands,
+            names.kpoints,
+            format!(
+                "the bands of the {} (spin, k) blocks this rank holds ({what})",
+                parts.blocks
+            ),
+            "use a coarser k-point grid, or more ranks as k-point groups (each holds fewer blocks)",
+        ),
+        (
+            parts.working_set,
+            if spec.nbands.is_some() {
+                names.nbands
+            } else {
+                names.ecut
+            },
+            format!("one k-point's eigensolver workspace and projectors ({what})"),
+            "lower ecut or nbands, or share the plane waves over more ranks (G-vector groups)",
+        ),
+        (
+            parts.grids,
+            if spec.fft_grid.is_some() {
+                names.fft_grid
+            } else {
+                names.ecut
+            },
+            format!(
+                "the density-sized arrays on the FFT grid of a cutoff of {} Ha",
+                spec.ecut
+            ),
+            "lower ecut (it sets the grid), or share the grid over more ranks (G-vector groups)",
+        ),
+        (
+            parts.exchange,
+            names.functional,
+            "the exact exchange (occupied orbitals and pair densities on the grid)".to_string(),
+            "use more ranks as band groups or G-vector groups, or a semilocal functional",
+        ),
+    ];
+    let (part, key, what, hint) = candidates
+        .into_iter()
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .expect("four parts");
+    Err(err(
+        spec,
+        key,
+        format!(
+            "this run needs about {:.1} GiB per rank, more than the {:.1} GiB a run may plan on ({:.0}% of this machine's {:.1} GiB, the rest kept as a margin); most of it, {:.1} GiB, is {what}",
+            gib(total),
+            gib(MEMORY_SHARE * available),
+            100.0 * MEMORY_SHARE,
+            gib(available),
+            gib(part),
+        ),
+        format!("{hint}, or run on a machine with more memory"),
+    ))
 }
 
 /// A hybrid's exchange while one block's operator is built: the block's bands and results
@@ -722,16 +838,17 @@ fn fft_grid(spec: &RunSpec, model: &Model) -> Result<planewave_fft::FftGrid, Inp
     }
     // About 20 whole-grid arrays of complex numbers live at once (densities, potentials, work).
     let bytes = 20.0 * 16.0 * dims.iter().map(|&d| d as f64).product::<f64>();
-    if bytes > 0.8 * available_memory() {
+    if bytes > MEMORY_SHARE * available_memory() {
         return Err(err(
             spec,
             spec.key_names().fft_grid,
             format!(
-                "an FFT grid of {}x{}x{} needs about {:.1} GiB, more than this machine's {:.1} GiB",
+                "an FFT grid of {}x{}x{} needs about {:.1} GiB, more than the {:.0}% of this machine's {:.1} GiB a run may plan on",
                 dims[0],
                 dims[1],
                 dims[2],
                 bytes / 2f64.powi(30),
+                100.0 * MEMORY_SHARE,
                 available_memory() / 2f64.powi(30)
             ),
             format!(
