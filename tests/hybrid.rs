@@ -55,7 +55,7 @@ fn run(spec: input::RunSpec, world: Arc<dyn Communicator>) -> Outcome {
     let occ = &r.occupations;
     Outcome {
         energy: r.energies.total(),
-        fock: r.energies.exact_exchange,
+        fock: r.energies.get("exact_exchange"),
         eigenvalues_ev: r.eigenvalues[0][0].iter().map(|e| e * EV).collect(),
         gap_ev: (occ.lumo.expect("a LUMO") - occ.homo.expect("a HOMO")) * EV,
         homo_ev: occ.homo.expect("a HOMO") * EV,

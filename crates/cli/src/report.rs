@@ -2,14 +2,12 @@
 
 use crate::launch::Placement;
 use planewave_core::efficiency::ParallelReport;
-use planewave_core::energies::Energies;
 use planewave_core::forces::Forces;
 use planewave_core::input::units::BOHR_PER_ANGSTROM;
 use planewave_core::model::SpinMode;
 use planewave_core::relax::StepInfo;
 use planewave_core::scf::{ExxStepInfo, IterationInfo, ScfResult};
 use planewave_core::setup::Setup;
-use planewave_core::smearing::Smearing;
 use planewave_core::stress::{Stress, HA_PER_BOHR3_IN_GPA};
 use std::path::Path;
 
@@ -224,8 +222,8 @@ pub fn summary(s: &Setup, r: &ScfResult) {
         r.iterations
     );
     println!("energy terms (Ha):");
-    for (name, v) in energy_terms(s, e) {
-        println!("  {name:<16} {v:20.10}");
+    for t in e.terms() {
+        println!("  {:<16} {:20.10}", t.label, t.value);
     }
     println!("  {:<16} {:20.10}", "one-electron", e.one_electron());
     println!("internal energy E      = {:20.10} Ha", e.internal());
@@ -303,26 +301,6 @@ pub fn summary(s: &Setup, r: &ScfResult) {
         },
         t.total
     );
-}
-
-/// The energy terms the model has, named for the summary: exact exchange only for a hybrid,
-/// -TS only with smearing.
-fn energy_terms(s: &Setup, e: &Energies) -> Vec<(&'static str, f64)> {
-    let mut terms = vec![
-        ("kinetic", e.kinetic),
-        ("local", e.local),
-        ("nonlocal", e.nonlocal),
-        ("hartree", e.hartree),
-        ("xc", e.xc),
-    ];
-    if s.model.hybrid.is_some() {
-        terms.push(("exact exchange", e.exact_exchange));
-    }
-    terms.push(("ewald", e.ewald));
-    if !matches!(s.model.smearing, Smearing::None) {
-        terms.push(("-TS (smearing)", e.minus_ts));
-    }
-    terms
 }
 
 /// Forces per atom in Ha/bohr and eV/Å.

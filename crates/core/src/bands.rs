@@ -30,11 +30,12 @@ fn rotation(l: usize) -> (f64, bool) {
 
 /// Element type of band blocks, with its grid operations.
 pub trait BandScalar: Scalar {
-    /// `out = (T + V_eff) psi` for a block (columns are bands).
+    /// `out = (D + V) psi` for a block (columns are bands): `D` diagonal in the band-vector
+    /// components (the kinetic energy), `V` a potential at this rank's grid points.
     fn apply_local(
         kpt: &Kpoint,
         fft: &Fft3d,
-        veff: &[f64],
+        diagonal_and_potential: (&[f64], &[f64]),
         psi: MatRef<'_, Self>,
         out: MatMut<'_, Self>,
     );
@@ -158,7 +159,7 @@ impl BandScalar for Complex64 {
     fn apply_local(
         kpt: &Kpoint,
         fft: &Fft3d,
-        veff: &[f64],
+        (diagonal, veff): (&[f64], &[f64]),
         psi: MatRef<'_, Self>,
         mut out: MatMut<'_, Self>,
     ) {
@@ -180,7 +181,7 @@ impl BandScalar for Complex64 {
                 for (j, f) in (j0..).zip(fields.chunks(ng.max(1)).take(nf)) {
                     let res = col_mut(out.as_mut().subcols_mut(j, 1));
                     let x = column(psi, j);
-                    for (((r, v), c), t) in res.iter_mut().zip(f).zip(x).zip(&kpt.kinetic) {
+                    for (((r, v), c), t) in res.iter_mut().zip(f).zip(x).zip(diagonal) {
                         *r = v + c * t;
                     }
                 }
@@ -204,7 +205,7 @@ impl BandScalar for Complex64 {
                 }
                 fft.forward_sphere_unnormalized(grid, &kpt.sticks);
                 kpt.map.gather(grid, scale, res);
-                for ((r, c), t) in res.iter_mut().zip(x).zip(&kpt.kinetic) {
+                for ((r, c), t) in res.iter_mut().zip(x).zip(diagonal) {
                     *r += c * t;
                 }
             })
@@ -467,11 +468,11 @@ fn pair_columns(out: MatMut<'_, f64>, p: usize) -> (&mut [f64], Option<&mut [f64
     (col_mut(ca), rb)
 }
 
-/// Γ-real bands on a distributed k-point: `(T + V) psi` into `out`, two bands per field.
+/// Γ-real bands on a distributed k-point: `(D + V) psi` into `out`, two bands per field.
 fn apply_local_real_dist(
     kpt: &Kpoint,
     d: &crate::gvectors::KDist,
-    veff: &[f64],
+    (diagonal, veff): (&[f64], &[f64]),
     scale: f64,
     psi: MatRef<'_, f64>,
     mut out: MatMut<'_, f64>,
@@ -500,7 +501,7 @@ fn apply_local_real_dist(
     }
     for j in 0..nb {
         let r = col_mut(out.as_mut().subcols_mut(j, 1));
-        for ((r, x), t) in r.iter_mut().zip(column(psi, j)).zip(&kpt.kinetic) {
+        for ((r, x), t) in r.iter_mut().zip(column(psi, j)).zip(diagonal) {
             *r += x * t;
         }
     }
@@ -510,14 +511,14 @@ impl BandScalar for f64 {
     fn apply_local(
         kpt: &Kpoint,
         fft: &Fft3d,
-        veff: &[f64],
+        (diagonal, veff): (&[f64], &[f64]),
         psi: MatRef<'_, Self>,
         out: MatMut<'_, Self>,
     ) {
         let n = fft.grid().len();
         let scale = 1.0 / n as f64;
         if let Some(d) = &kpt.dist {
-            return apply_local_real_dist(kpt, d, veff, scale, psi, out);
+            return apply_local_real_dist(kpt, d, (diagonal, veff), scale, psi, out);
         }
         let nb = psi.ncols();
         let neg = kpt.map_neg.as_ref().expect("Γ-real k-point");
@@ -541,11 +542,11 @@ impl BandScalar for f64 {
                 let slots = kpt.map.indices().iter().zip(neg.indices());
                 let slots = slots.map(|(&p, &m)| (p, m));
                 separate_pair(grid, scale, true, slots, ra, rb.as_deref_mut());
-                for ((r, x), t) in ra.iter_mut().zip(a).zip(&kpt.kinetic) {
+                for ((r, x), t) in ra.iter_mut().zip(a).zip(diagonal) {
                     *r += x * t;
                 }
                 if let (Some(rb), Some(b)) = (rb, b) {
-                    for ((r, x), t) in rb.iter_mut().zip(b).zip(&kpt.kinetic) {
+                    for ((r, x), t) in rb.iter_mut().zip(b).zip(diagonal) {
                         *r += x * t;
                     }
                 }

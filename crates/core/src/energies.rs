@@ -1,69 +1,71 @@
-//! `Energies`: the Kohn–Sham energy by term (Ha), with QE-comparable sums.
+//! `Energies`: the Kohn–Sham energy by term (Ha), as the terms gave it, with QE-comparable
+//! sums.
 
+use crate::terms::entropy::MINUS_TS;
 use serde::Serialize;
 
-/// Energy terms in Ha.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+/// One term's energy.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct TermEnergy {
+    /// The term's name ([`crate::terms::term::Term::name`]: "kinetic", "minus_ts", ...).
+    pub name: &'static str,
+    /// Its name in the summary ([`crate::terms::term::Term::label`]).
+    pub label: &'static str,
+    /// Its energy (Ha).
+    pub value: f64,
+}
+
+/// The energy terms of a state in Ha, in the order of the term list: only the terms the model
+/// has (no exact exchange without a hybrid, no -TS without smearing).
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Energies {
-    /// Kinetic energy of the occupied states.
-    pub kinetic: f64,
-    /// Local pseudopotential energy, including the G = 0 (alpha Z) term.
-    pub local: f64,
-    /// Nonlocal pseudopotential energy.
-    pub nonlocal: f64,
-    /// Hartree energy.
-    pub hartree: f64,
-    /// Exchange–correlation energy (with the NLCC core density): for a hybrid, its semilocal
-    /// part.
-    pub xc: f64,
-    /// Exact (Fock) exchange energy of a hybrid functional, its fraction included (QE's
-    /// `+ Fock energy`); 0 otherwise.
-    pub exact_exchange: f64,
-    /// Ion–ion (Ewald) energy.
-    pub ewald: f64,
-    /// Smearing term -TS (0 without smearing).
-    pub minus_ts: f64,
+    terms: Vec<TermEnergy>,
 }
 
 impl Energies {
-    /// The energies of named terms ([`crate::terms::term::Term::name`]); unknown names panic,
-    /// since every term of the functional has a field here.
-    pub fn from_terms<'a>(terms: impl IntoIterator<Item = (&'a str, f64)>) -> Self {
-        let mut e = Energies::default();
-        for (name, v) in terms {
-            let slot = match name {
-                "kinetic" => &mut e.kinetic,
-                "local" => &mut e.local,
-                "nonlocal" => &mut e.nonlocal,
-                "hartree" => &mut e.hartree,
-                "xc" => &mut e.xc,
-                "exact_exchange" => &mut e.exact_exchange,
-                "ewald" => &mut e.ewald,
-                "minus_ts" => &mut e.minus_ts,
-                "core_correction" => continue, // inside xc
-                other => panic!("energy term {other} has no field in Energies"),
-            };
-            *slot += v;
+    /// The energies of named terms.
+    pub fn from_terms(terms: impl IntoIterator<Item = TermEnergy>) -> Self {
+        Self {
+            terms: terms.into_iter().collect(),
         }
-        e
     }
 
+    /// The terms, in order.
+    pub fn terms(&self) -> &[TermEnergy] {
+        &self.terms
+    }
+
+    /// The energy of term `name` (Ha); 0 when the model has no such term.
+    pub fn get(&self, name: &str) -> f64 {
+        self.terms
+            .iter()
+            .find(|t| t.name == name)
+            .map_or(0.0, |t| t.value)
+    }
+
+    /// Replace the energy of term `name`, which must be one of the terms.
+    pub fn set(&mut self, name: &str, value: f64) {
+        let t = self.terms.iter_mut().find(|t| t.name == name);
+        t.unwrap_or_else(|| panic!("no energy term {name}")).value = value;
+    }
+
+    /// The smearing term -TS (Ha; 0 without smearing).
+    pub fn minus_ts(&self) -> f64 {
+        self.get(MINUS_TS)
+    }
     /// Internal energy E (no smearing term).
     pub fn internal(&self) -> f64 {
-        self.kinetic
-            + self.local
-            + self.nonlocal
-            + self.hartree
-            + self.xc
-            + self.exact_exchange
-            + self.ewald
+        self.total() - self.minus_ts()
     }
     /// Free energy F = E - TS: what Quantum ESPRESSO prints as "! total energy".
     pub fn total(&self) -> f64 {
-        self.internal() + self.minus_ts
+        self.terms.iter().map(|t| t.value).sum()
     }
     /// QE's "one-electron contribution": kinetic + local + nonlocal.
     pub fn one_electron(&self) -> f64 {
-        self.kinetic + self.local + self.nonlocal
+        ["kinetic", "local", "nonlocal"]
+            .iter()
+            .map(|n| self.get(n))
+            .sum()
     }
 }

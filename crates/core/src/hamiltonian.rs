@@ -1,15 +1,19 @@
-//! The Kohn–Sham Hamiltonian of one k-point and spin, applied to blocks of bands.
+//! The Kohn–Sham Hamiltonian of one k-point and spin, applied to blocks of bands, assembled
+//! from the terms' operators ([`crate::operators`]).
 //!
-//! `H psi = T psi + V_nl psi + FFT^-1[ V_eff(r) FFT[psi] ] (+ V_x psi)`, where V_eff = V_loc +
-//! V_H + V_xc of the spin channel and V_x a hybrid's compressed exchange operator. Bands of a block go through the grid in parallel (rayon, see
-//! [`crate::bands::BandScalar`]); the nonlocal part is two GEMMs on the whole block.
+//! `H psi = D psi + FFT^-1[ V(r) FFT[psi] ] + sum_low-rank L psi + sum_projector P psi`, where
+//! D is the sum of the Fourier-diagonal operators (the kinetic energy) and V of the real-space
+//! ones (V_loc + V_H + V_xc of the spin channel): one FFT round trip per band for all of them.
+//! Bands of a block go through the grid in parallel (rayon, see [`crate::bands::BandScalar`]);
+//! projector and low-rank operators are GEMMs on the whole block.
 
 use crate::bands::BandScalar;
 use crate::basis::Kpoint;
-use crate::exx::ace::Ace;
+use crate::operators::{LowRankOperator, Operator, ProjectorOperator};
 use crate::terms::nonlocal::KProjectors;
 use planewave_fft::Fft3d;
 use planewave_linalg::{Mat, MatMut, MatRef};
+use std::borrow::Cow;
 
 /// H at one k-point for one spin channel.
 pub struct KHamiltonian<'a, T: BandScalar> {
@@ -17,30 +21,66 @@ pub struct KHamiltonian<'a, T: BandScalar> {
     pub kpt: &'a Kpoint,
     /// The grid transforms.
     pub fft: &'a Fft3d,
-    /// Total local potential of this spin channel on the grid (Ha).
-    pub veff: &'a [f64],
-    /// Nonlocal projectors of this k-point.
-    pub proj: &'a KProjectors<T>,
-    /// A hybrid's compressed exchange operator of this block, when exact exchange is on.
-    pub exchange: Option<&'a Ace<T>>,
+    /// The Fourier-diagonal operators' sum, per band-vector component (Ha).
+    diagonal: Cow<'a, [f64]>,
+    /// The real-space operators' sum at this rank's grid points (Ha; empty: none).
+    potential: Cow<'a, [f64]>,
+    /// The projector operators.
+    projectors: Vec<&'a dyn ProjectorOperator<T>>,
+    /// The low-rank operators.
+    low_rank: Vec<&'a dyn LowRankOperator<T>>,
+}
+
+/// `sum` plus `x`, borrowing `x` while it is the only one.
+fn add_into<'a>(sum: &mut Option<Cow<'a, [f64]>>, x: &'a [f64]) {
+    match sum {
+        None => *sum = Some(Cow::Borrowed(x)),
+        Some(s) => {
+            for (a, b) in s.to_mut().iter_mut().zip(x) {
+                *a += b;
+            }
+        }
+    }
 }
 
 impl<'a, T: BandScalar> KHamiltonian<'a, T> {
-    /// Assemble H for one k-point and spin channel.
-    pub fn new(kpt: &'a Kpoint, fft: &'a Fft3d, veff: &'a [f64], proj: &'a KProjectors<T>) -> Self {
+    /// H as the sum of `operators` at k-point `kpt`.
+    pub fn assemble(
+        kpt: &'a Kpoint,
+        fft: &'a Fft3d,
+        operators: impl IntoIterator<Item = Operator<'a, T>>,
+    ) -> Self {
+        let (mut diagonal, mut potential) = (None, None);
+        let (mut projectors, mut low_rank) = (Vec::new(), Vec::new());
+        for op in operators {
+            match op {
+                Operator::FourierDiagonal(d) => add_into(&mut diagonal, d),
+                Operator::RealSpace(v) => add_into(&mut potential, v),
+                Operator::Projector(p) => projectors.push(p),
+                Operator::LowRank(l) => low_rank.push(l),
+            }
+        }
         Self {
             kpt,
             fft,
-            veff,
-            proj,
-            exchange: None,
+            diagonal: diagonal.unwrap_or_else(|| vec![0.0; kpt.dim()].into()),
+            potential: potential.unwrap_or_default(),
+            projectors,
+            low_rank,
         }
     }
 
-    /// With the exchange operator `ace` (None: none).
-    pub fn with_exchange(mut self, ace: Option<&'a Ace<T>>) -> Self {
-        self.exchange = ace;
-        self
+    /// The semilocal H: kinetic energy, the local potential `veff` and the projectors `proj`.
+    pub fn new(kpt: &'a Kpoint, fft: &'a Fft3d, veff: &'a [f64], proj: &'a KProjectors<T>) -> Self {
+        Self::assemble(
+            kpt,
+            fft,
+            [
+                Operator::FourierDiagonal(&kpt.kinetic),
+                Operator::RealSpace(veff),
+                Operator::Projector(proj),
+            ],
+        )
     }
 
     /// Length of a band vector.
@@ -48,27 +88,62 @@ impl<'a, T: BandScalar> KHamiltonian<'a, T> {
         self.kpt.dim()
     }
 
-    /// `out = H psi` for the block `psi` (dim x nb, column per band).
-    pub fn apply(&self, psi: MatRef<'_, T>, mut out: MatMut<'_, T>) {
-        T::apply_local(self.kpt, self.fft, self.veff, psi, out.as_mut());
-        if let Some(x) = self.exchange {
-            x.apply_add(self.kpt, psi, out.as_mut());
+    /// `f(self)` with every projector operator made ready for many applications
+    /// ([`ProjectorOperator::prepared`]): for an eigensolver's run on this block.
+    pub fn prepared<R>(&self, f: impl FnOnce(&Self) -> R) -> R {
+        fn nest<T: BandScalar>(ops: &[&dyn ProjectorOperator<T>], f: &mut dyn FnMut()) {
+            match ops.split_first() {
+                None => f(),
+                Some((op, rest)) => op.prepared(&mut || nest(rest, &mut *f)),
+            }
         }
-        self.proj.apply_add(psi, out);
+        let (mut f, mut out) = (Some(f), None);
+        nest(&self.projectors, &mut || {
+            out = f.take().map(|f| f(self));
+        });
+        out.expect("prepared runs its closure once")
     }
 
-    /// The diagonal of H approximated for preconditioning: kinetic energy plus the average of
-    /// the local potential (over the whole grid, summed over the G-vector group when the grid
-    /// is dealt). Collective over the G-vector group.
+    /// `out = H psi` for the block `psi` (dim x nb, column per band).
+    pub fn apply(&self, psi: MatRef<'_, T>, mut out: MatMut<'_, T>) {
+        if self.potential.is_empty() {
+            for j in 0..psi.ncols() {
+                for (i, d) in self.diagonal.iter().enumerate() {
+                    out[(i, j)] = psi[(i, j)].scale(*d);
+                }
+            }
+        } else {
+            T::apply_local(
+                self.kpt,
+                self.fft,
+                (&self.diagonal, &self.potential),
+                psi,
+                out.as_mut(),
+            );
+        }
+        for l in &self.low_rank {
+            l.apply_add(self.kpt, psi, out.as_mut());
+        }
+        for p in &self.projectors {
+            p.apply_add(psi, out.as_mut());
+        }
+    }
+
+    /// The diagonal of H approximated for preconditioning: the Fourier-diagonal part plus the
+    /// average of the real-space potential (over the whole grid, summed over the G-vector group
+    /// when the grid is dealt). Collective over the G-vector group.
     pub fn diagonal(&self) -> Vec<f64> {
-        let mut sums = [self.veff.iter().sum::<f64>(), self.veff.len() as f64];
+        let mut sums = [
+            self.potential.iter().sum::<f64>(),
+            self.potential.len() as f64,
+        ];
         self.kpt.sum_over_g(&mut sums);
         let v_avg = if sums[1] > 0.0 {
             sums[0] / sums[1]
         } else {
             0.0
         };
-        self.kpt.kinetic.iter().map(|t| t + v_avg).collect()
+        self.diagonal.iter().map(|t| t + v_avg).collect()
     }
 
     /// `H psi` as a new matrix.

@@ -21,6 +21,7 @@ pub mod input;
 pub mod mixing;
 pub mod model;
 pub mod occupation;
+pub mod operators;
 pub mod parallel;
 pub mod pseudo;
 pub mod relax;

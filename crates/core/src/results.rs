@@ -1,6 +1,7 @@
 //! The results JSON: a stable set of top-level keys other tools read (see the README), plus
 //! details (energy terms, k-points, grid).
 
+use crate::energies::Energies;
 use crate::forces::Forces;
 use crate::relax::RelaxResult;
 use crate::scf::ScfResult;
@@ -75,6 +76,32 @@ pub fn relax_to_json(r: &RelaxResult) -> Value {
     doc
 }
 
+/// Every term of the model by name, with `one_electron`; the terms every file has had
+/// ([`STABLE_TERMS`]) are 0 where the model lacks them.
+fn energy_terms(e: &Energies) -> Value {
+    let mut terms: serde_json::Map<String, Value> = STABLE_TERMS
+        .iter()
+        .map(|n| (n.to_string(), json!(0.0)))
+        .collect();
+    for t in e.terms() {
+        terms.insert(t.name.to_string(), json!(t.value));
+    }
+    terms.insert("one_electron".into(), json!(e.one_electron()));
+    Value::Object(terms)
+}
+
+/// The energy terms of schema version 1, present in every file.
+const STABLE_TERMS: [&str; 8] = [
+    "kinetic",
+    "local",
+    "nonlocal",
+    "hartree",
+    "xc",
+    "exact_exchange",
+    "ewald",
+    "minus_ts",
+];
+
 fn scf_json(setup: &Setup, r: &ScfResult) -> Value {
     let e = &r.energies;
     let fermi = r.occupations.fermi.as_ref().map(|f| f[0]);
@@ -94,11 +121,7 @@ fn scf_json(setup: &Setup, r: &ScfResult) -> Value {
         "scf_iterations": r.iterations,
         "total_energy_ha": e.total(),
         "internal_energy_ha": e.internal(),
-        "energy_terms_ha": {
-            "kinetic": e.kinetic, "local": e.local, "nonlocal": e.nonlocal, "hartree": e.hartree,
-            "xc": e.xc, "exact_exchange": e.exact_exchange, "ewald": e.ewald, "minus_ts": e.minus_ts,
-            "one_electron": e.one_electron(),
-        },
+        "energy_terms_ha": energy_terms(e),
         "functional": setup.model.functional.name(),
         "hybrid": setup.model.hybrid.map(|h| json!({
             "exx_fraction": h.fraction, "screening_bohr_inv": h.kernel.screening,

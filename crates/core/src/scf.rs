@@ -10,7 +10,7 @@ use crate::basis::Basis;
 use crate::checkpoint::{self, Snapshot};
 use crate::density::{self, Density};
 use crate::eigensolver::Eigensolver;
-use crate::energies::Energies;
+use crate::energies::{Energies, TermEnergy};
 use crate::exx::ace::{Ace, Operators};
 use crate::hamiltonian::KHamiltonian;
 use crate::mixing::AndersonMixer;
@@ -20,7 +20,7 @@ use crate::parallel::PANIC_RANK_ENV;
 pub use crate::restart::ScfStart;
 use crate::stop::{StopReason, StopWhen};
 use crate::symmetry::DensitySymmetrizer;
-use crate::terms::nonlocal::KProjectors;
+use crate::terms::exact_exchange::EXACT_EXCHANGE;
 use crate::terms::term::{self, Bands, State};
 use num_complex::Complex64;
 use planewave_linalg::Mat;
@@ -191,17 +191,15 @@ pub enum Wavefunctions {
 }
 
 /// Everything that depends on the positions but not on the density (besides the terms).
-pub(crate) struct Fixed<T: BandScalar> {
-    /// Projectors of the k-points this rank computes (None elsewhere).
-    projectors: Vec<Option<KProjectors<T>>>,
+pub(crate) struct Fixed {
     core: Option<(Vec<Complex64>, Vec<f64>)>,
     symmetrizer: Option<DensitySymmetrizer>,
 }
 
-impl<T: BandScalar> Fixed<T> {
+impl Fixed {
     /// The state the terms read: `rho`, the core density, and the bands if given.
     #[allow(clippy::too_many_arguments)]
-    fn state<'a>(
+    fn state<'a, T: BandScalar>(
         &'a self,
         model: &'a Model,
         basis: &'a Basis,
@@ -221,13 +219,6 @@ impl<T: BandScalar> Fixed<T> {
             exx_on,
             ace,
         }
-    }
-
-    /// The projectors of k-point `k`, which this rank computes.
-    fn proj(&self, k: usize) -> &KProjectors<T> {
-        self.projectors[k]
-            .as_ref()
-            .expect("projectors exist for every k-point of an owned block")
     }
 }
 
@@ -333,7 +324,7 @@ pub(crate) struct Loop<'a, T: BandScalar> {
     pub(crate) model: &'a Model,
     pub(crate) basis: &'a Basis,
     pub(crate) params: &'a ScfParams,
-    fixed: &'a Fixed<T>,
+    fixed: &'a Fixed,
     terms: &'a [Box<dyn term::Term<T> + 'a>],
     /// k-point weights.
     weights: Vec<f64>,
@@ -423,21 +414,11 @@ fn run_with<T: BandScalar>(
     let t_start = Instant::now();
     let mut rec = Record::default();
     let nspin = model.nspin();
-    let par = &*basis.parallel;
     let fixed = Fixed {
-        projectors: basis
-            .kpoints
-            .iter()
-            .enumerate()
-            .map(|(k, kpt)| {
-                par.owns_kpoint(nspin, k)
-                    .then(|| KProjectors::new(model, kpt, basis.volume))
-            })
-            .collect(),
         core: density::core_density(model, basis),
         symmetrizer: density::symmetrizer(model, basis)?,
     };
-    let terms = term::standard(model, basis, Some(&fixed.projectors));
+    let terms = term::standard(model, basis);
     let lp = Loop {
         model,
         basis,
@@ -586,11 +567,11 @@ impl<T: BandScalar> Loop<'_, T> {
                 panic!("injected panic ({PANIC_RANK_ENV}) in the first SCF iteration");
             }
             let t0 = Instant::now();
+            let blocks = ace.map(|a| a.blocks.as_slice());
             let state = self
                 .fixed
-                .state(model, basis, &rho_in, None, 0.0, exx_on, None);
+                .state(model, basis, &rho_in, None, 0.0, exx_on, blocks);
             let potentials = term::potentials(self.terms, &state);
-            let veff = &potentials.total;
             rec.timings.potentials += t0.elapsed().as_secs_f64();
             // Eigensolver tolerance follows the SCF: loose early, tight near convergence, and
             // always well below what the density residual can resolve (errors in the N
@@ -604,7 +585,8 @@ impl<T: BandScalar> Loop<'_, T> {
             };
             let maxiter = if from_random { 100 } else { 8 };
             let t0 = Instant::now();
-            let (eig, eig_iters) = self.solve(psi, veff, ace, (tol, maxiter), &n_occupied)?;
+            let (eig, eig_iters) =
+                self.solve(psi, &state, &potentials.total, (tol, maxiter), &n_occupied)?;
             rec.timings.eigensolver += t0.elapsed().as_secs_f64();
             let occ = occupation::compute(model, &eig, &self.weights)?;
             for (n_s, occ_s) in n_occupied.iter_mut().zip(&occ.occ) {
@@ -719,15 +701,16 @@ impl<T: BandScalar> Loop<'_, T> {
         })
     }
 
-    /// The lowest bands of every (spin, k) block this rank computes, for the potentials
-    /// `veff` and the exchange operators `ace`, to tolerance and iteration limit `tol`;
-    /// warm-started from and written to `psi`. Returns every block's eigenvalues (gathered
-    /// on every rank) and the eigensolver iterations summed over blocks.
+    /// The lowest bands of every (spin, k) block this rank computes, for the Hamiltonian of
+    /// the terms' operators in `state` with the summed local potentials `veff` (per spin
+    /// channel), to tolerance and iteration limit `tol`; warm-started from and written to
+    /// `psi`. Returns every block's eigenvalues (gathered on every rank) and the eigensolver
+    /// iterations summed over blocks.
     fn solve(
         &self,
         psi: &mut [Vec<Mat<T>>],
+        state: &State<'_, T>,
         veff: &[Vec<f64>],
-        ace: Option<&Operators<T>>,
         (tol, maxiter): (f64, usize),
         n_occupied: &[Vec<usize>],
     ) -> Result<(Eigenvalues, f64), String> {
@@ -738,29 +721,28 @@ impl<T: BandScalar> Loop<'_, T> {
         let mut eig_iters = [0.0];
         par.time_block_work(|| -> Result<(), String> {
             for (s, k) in par.owned_blocks(nspin, nk) {
-                // One k-point's P whole at a time (when small enough), for all its
-                // applications.
-                let proj = self.fixed.proj(k);
-                let _whole = proj.keep_whole();
-                let exx = ace.and_then(|a| a.blocks[s][k].as_ref());
-                let h = KHamiltonian::new(&basis.kpoints[k], &basis.fft, &veff[s], proj)
-                    .with_exchange(exx);
+                let ops = term::block_operators(self.terms, state, (s, k), &veff[s]);
+                let h = KHamiltonian::assemble(&basis.kpoints[k], &basis.fft, ops);
                 let x0 = std::mem::replace(&mut psi[s][k], Mat::zeros(0, 0));
-                let r = if par.band_groups() > 1 {
-                    params.eigensolver.solve_bands(
-                        &h,
-                        (par.band_comm(), par.kgroup_comm()),
-                        x0,
-                        params.nbands,
-                        tol,
-                        n_occupied[s][k],
-                        maxiter,
-                    )?
-                } else {
-                    params
-                        .eigensolver
-                        .solve(&h, x0, tol, n_occupied[s][k], 1, maxiter)
-                };
+                // Prepared for all of the block's applications (one k-point's projectors
+                // whole at a time, when small enough).
+                let r = h.prepared(|h| {
+                    if par.band_groups() > 1 {
+                        params.eigensolver.solve_bands(
+                            h,
+                            (par.band_comm(), par.kgroup_comm()),
+                            x0,
+                            params.nbands,
+                            tol,
+                            n_occupied[s][k],
+                            maxiter,
+                        )
+                    } else {
+                        Ok(params
+                            .eigensolver
+                            .solve(h, x0, tol, n_occupied[s][k], 1, maxiter))
+                    }
+                })?;
                 eig_iters[0] += r.iterations as f64;
                 eig[s][k] = r.values;
                 psi[s][k] = r.vectors;
@@ -828,16 +810,24 @@ impl<T: BandScalar> Loop<'_, T> {
         let mut e = Energies::from_terms(
             self.terms
                 .iter()
-                .map(|t| {
+                .filter_map(|t| {
                     let expanded =
                         near.and_then(|(p, rho0)| p.expanded_energy(t.name(), basis, rho0, rho));
-                    let e = expanded.unwrap_or_else(|| t.energy(&state).complete(basis));
-                    (t.name(), e)
+                    let value = match expanded {
+                        Some(e) => e,
+                        None => t.energy(&state)?.complete(basis),
+                    };
+                    Some(TermEnergy {
+                        name: t.name(),
+                        label: t.label(),
+                        value,
+                    })
                 })
                 .collect::<Vec<_>>(),
         );
         if let Some(a) = ace {
-            e.exact_exchange = a.inner_energy(e.exact_exchange);
+            let fock = a.inner_energy(e.get(EXACT_EXCHANGE));
+            e.set(EXACT_EXCHANGE, fock);
         }
         e
     }

@@ -69,3 +69,9 @@ impl<T: BandScalar> Operators<T> {
         2.0 * f1 - self.own_fock_energy
     }
 }
+
+impl<T: BandScalar> crate::operators::LowRankOperator<T> for Ace<T> {
+    fn apply_add(&self, kpt: &Kpoint, psi: MatRef<'_, T>, out: MatMut<'_, T>) {
+        Ace::apply_add(self, kpt, psi, out)
+    }
+}

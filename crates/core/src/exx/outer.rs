@@ -14,6 +14,7 @@ use super::orbitals::Sources;
 use crate::bands::BandScalar;
 use crate::occupation::Occupations;
 use crate::scf::{ExxStepInfo, Loop, LoopEnd, LoopTolerances, Record, ScfObserver};
+use crate::terms::exact_exchange::EXACT_EXCHANGE;
 use planewave_linalg::Mat;
 use std::time::Instant;
 
@@ -201,10 +202,10 @@ pub(crate) fn run<T: BandScalar>(
         }
         // QE's fock0, fock1, fock2 (sum w <psi|V|psi>, twice the Fock energies).
         let fock0 = 2.0 * ops.own_fock_energy;
-        let fock1 = end.energies.exact_exchange + ops.own_fock_energy;
+        let fock1 = end.energies.get(EXACT_EXCHANGE) + ops.own_fock_energy;
         ops = operators(lp, &kernel, psi, &end, rec)?;
         let fock2 = 2.0 * ops.own_fock_energy;
-        end.energies.exact_exchange = ops.own_fock_energy;
+        end.energies.set(EXACT_EXCHANGE, ops.own_fock_energy);
         let dexx = fock1 - 0.5 * (fock0 + fock2);
         let info = ExxStepInfo {
             step,
@@ -241,5 +242,6 @@ fn fock_energy<T: BandScalar>(
         weights: &weights,
     };
     let state = lp.state(&end.density, Some(bands), Some(ace));
-    Term::<T>::energy(&crate::terms::exact_exchange::ExactExchange, &state).complete(lp.basis)
+    Term::<T>::energy(&crate::terms::exact_exchange::ExactExchange, &state)
+        .map_or(0.0, |e| e.complete(lp.basis))
 }

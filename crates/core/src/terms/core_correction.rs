@@ -42,9 +42,6 @@ impl<T: BandScalar> Term<T> for CoreCorrection {
     fn name(&self) -> &'static str {
         "core_correction"
     }
-    fn energy(&self, _s: &State<'_, T>) -> Share<f64> {
-        Share::Whole(0.0)
-    }
     fn forces(&self, s: &State<'_, T>) -> Option<Share<Vec<[f64; 3]>>> {
         s.core?;
         let v = core_coupling(s)?;

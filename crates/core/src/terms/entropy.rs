@@ -4,14 +4,20 @@
 use super::term::{Share, State, Term};
 use crate::bands::BandScalar;
 
+/// The term's name, under which [`crate::energies::Energies`] holds -TS.
+pub const MINUS_TS: &str = "minus_ts";
+
 /// The -TS term.
 pub struct Entropy;
 
 impl<T: BandScalar> Term<T> for Entropy {
     fn name(&self) -> &'static str {
-        "minus_ts"
+        MINUS_TS
     }
-    fn energy(&self, s: &State<'_, T>) -> Share<f64> {
-        Share::Whole(s.minus_ts)
+    fn label(&self) -> &'static str {
+        "-TS (smearing)"
+    }
+    fn energy(&self, s: &State<'_, T>) -> Option<Share<f64>> {
+        Some(Share::Whole(s.minus_ts))
     }
 }

@@ -68,11 +68,11 @@ impl<T: crate::bands::BandScalar> super::term::Term<T> for Ewald {
     fn name(&self) -> &'static str {
         "ewald"
     }
-    fn energy(&self, _s: &super::term::State<'_, T>) -> super::term::Share<f64> {
+    fn energy(&self, _s: &super::term::State<'_, T>) -> Option<super::term::Share<f64>> {
         let e = self
             .energy
             .get_or_init(|| ewald_energy(&self.crystal, &self.charges));
-        super::term::Share::Whole(*e)
+        Some(super::term::Share::Whole(*e))
     }
     fn forces(&self, _s: &super::term::State<'_, T>) -> Option<super::term::Share<Vec<[f64; 3]>>> {
         Some(super::term::Share::Whole(self.forces_stress().0.clone()))

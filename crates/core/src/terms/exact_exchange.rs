@@ -1,22 +1,30 @@
 //! The Fock exchange energy of a hybrid functional: `E_x = (1/2) sum_nk w_nk <psi_nk|V_x|psi_nk>`
 //! with the compressed operators of the state ([`crate::exx::ace`]), which are exact on the
 //! bands they were built from. Zero when the state has none (semilocal functionals, the
-//! semilocal start of a hybrid run). It adds no potential (the operator acts on the bands in
-//! the Hamiltonian) and, for norm-conserving pseudopotentials, no explicit force.
+//! semilocal start of a hybrid run). Its operator is the state's compressed operator of each
+//! block (low-rank); it adds no potential and, for norm-conserving pseudopotentials, no
+//! explicit force.
 
 use super::term::{Share, State, Term};
 use crate::bands::BandScalar;
+use crate::operators::Operator;
+
+/// The term's name, under which [`crate::energies::Energies`] holds the Fock energy.
+pub const EXACT_EXCHANGE: &str = "exact_exchange";
 
 /// The exact-exchange term.
 pub struct ExactExchange;
 
 impl<T: BandScalar> Term<T> for ExactExchange {
     fn name(&self) -> &'static str {
-        "exact_exchange"
+        EXACT_EXCHANGE
     }
-    fn energy(&self, s: &State<'_, T>) -> Share<f64> {
+    fn label(&self) -> &'static str {
+        "exact exchange"
+    }
+    fn energy(&self, s: &State<'_, T>) -> Option<Share<f64>> {
         let (Some(ace), Some(bands)) = (s.ace, s.bands) else {
-            return Share::Whole(0.0);
+            return Some(Share::Whole(0.0));
         };
         let mut e = 0.0;
         for ((ace_s, psi_s), w_s) in ace.iter().zip(bands.psi).zip(bands.weights) {
@@ -28,6 +36,14 @@ impl<T: BandScalar> Term<T> for ExactExchange {
                 }
             }
         }
-        Share::Blocks(e)
+        Some(Share::Blocks(e))
+    }
+    fn operator<'s>(
+        &'s self,
+        s: &State<'s, T>,
+        (sp, k): (usize, usize),
+    ) -> Option<Operator<'s, T>> {
+        let op = s.ace?[sp][k].as_ref()?;
+        Some(Operator::LowRank(op))
     }
 }

@@ -13,8 +13,10 @@ impl<T: BandScalar> Term<T> for Hartree {
     fn name(&self) -> &'static str {
         "hartree"
     }
-    fn energy(&self, s: &State<'_, T>) -> Share<f64> {
-        Share::Grid(potential_and_energy(s.basis, &s.rho.total_g()).1)
+    fn energy(&self, s: &State<'_, T>) -> Option<Share<f64>> {
+        Some(Share::Grid(
+            potential_and_energy(s.basis, &s.rho.total_g()).1,
+        ))
     }
     fn potential(&self, s: &State<'_, T>) -> Option<Vec<Vec<f64>>> {
         let (v_g, _) = potential_and_energy(s.basis, &s.rho.total_g());

@@ -1,9 +1,10 @@
-//! Kinetic energy: diagonal in plane waves, |k+G|^2/2 (applied inside
-//! [`crate::bands::BandScalar::apply_local`]).
+//! Kinetic energy: diagonal in plane waves, |k+G|^2/2 (a Fourier-diagonal operator, applied
+//! with the real-space ones in [`crate::bands::BandScalar::apply_local`]).
 
 use super::term::{Share, State, Term};
 use crate::bands::BandScalar;
 use crate::basis::Kpoint;
+use crate::operators::Operator;
 use planewave_linalg::{Mat, MatRef, Scalar};
 
 /// The kinetic-energy term: energy and stress of the occupied bands.
@@ -14,9 +15,9 @@ impl<T: BandScalar> Term<T> for Kinetic {
         "kinetic"
     }
 
-    fn energy(&self, s: &State<'_, T>) -> Share<f64> {
+    fn energy(&self, s: &State<'_, T>) -> Option<Share<f64>> {
         let Some(b) = s.bands else {
-            return Share::Whole(0.0);
+            return Some(Share::Whole(0.0));
         };
         let par = &s.basis.parallel;
         let mut e = 0.0;
@@ -28,7 +29,11 @@ impl<T: BandScalar> Term<T> for Kinetic {
                 .map(|(t, w)| w * t)
                 .sum::<f64>();
         }
-        Share::Blocks(e)
+        Some(Share::Blocks(e))
+    }
+
+    fn operator<'s>(&'s self, s: &State<'s, T>, (_, k): (usize, usize)) -> Option<Operator<'s, T>> {
+        Some(Operator::FourierDiagonal(&s.basis.kpoints[k].kinetic))
     }
 
     fn stress(&self, s: &State<'_, T>) -> Option<Share<[[f64; 3]; 3]>> {

@@ -30,8 +30,8 @@ impl<T: BandScalar> Term<T> for Local<'_> {
     fn name(&self) -> &'static str {
         "local"
     }
-    fn energy(&self, s: &State<'_, T>) -> Share<f64> {
-        Share::Grid(self.v.energy(s.basis, &s.rho.total_r()))
+    fn energy(&self, s: &State<'_, T>) -> Option<Share<f64>> {
+        Some(Share::Grid(self.v.energy(s.basis, &s.rho.total_r())))
     }
     fn potential(&self, s: &State<'_, T>) -> Option<Vec<Vec<f64>>> {
         Some(vec![self.v.values_r.clone(); s.rho.r.len()])

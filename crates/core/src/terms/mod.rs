@@ -6,6 +6,8 @@
 //! [`ewald`] depends on the ions only; [`core_correction`] gives the NLCC forces and stress and
 //! [`entropy`] the smearing -TS. Energies are in Ha, potentials in Ha on the grid.
 
+#[cfg(test)]
+pub mod constant_shift;
 pub mod core_correction;
 pub mod entropy;
 pub mod ewald;

@@ -18,13 +18,14 @@
 
 use super::term::{Bands, Share, State, Term};
 use crate::bands::{col_mut, column, BandScalar};
-use crate::basis::Kpoint;
+use crate::basis::{Basis, Kpoint};
 use crate::model::Model;
+use crate::operators::{Operator, ProjectorOperator};
 use crate::special::real_ylm;
 use num_complex::Complex64;
 use planewave_comm::{CommClass, CommExt, Communicator};
 use planewave_linalg::{matmul, Mat, MatMut, MatRef};
-use std::sync::{Arc, RwLock, RwLockReadGuard};
+use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard};
 
 /// Plane waves per block of the projector matrix built at once (a block of si64's 320
 /// projectors is 2.6 MB, in cache while its GEMM runs).
@@ -627,41 +628,56 @@ impl<T: BandScalar> Drop for KeptWhole<'_, T> {
     }
 }
 
-/// The nonlocal term: energy, forces and stress of the occupied bands.
+impl<T: BandScalar> ProjectorOperator<T> for KProjectors<T> {
+    fn apply_add(&self, psi: MatRef<'_, T>, out: MatMut<'_, T>) {
+        KProjectors::apply_add(self, psi, out)
+    }
+    fn prepared(&self, f: &mut dyn FnMut()) {
+        let _whole = self.keep_whole();
+        f()
+    }
+}
+
+/// The nonlocal term: its projector operator on the bands, and the energy, forces and stress
+/// of the occupied bands. It owns the projectors of the k-points this rank computes, each
+/// built on first use.
 pub struct Nonlocal<'a, T: BandScalar> {
-    /// Projectors of the k-points this rank computes, when the caller has them.
-    projectors: Option<&'a [Option<KProjectors<T>>]>,
+    model: &'a Model,
+    basis: &'a Basis,
+    /// Per k-point, once built.
+    projectors: Vec<OnceLock<KProjectors<T>>>,
 }
 
 impl<'a, T: BandScalar> Nonlocal<'a, T> {
-    /// The term, reusing `projectors` (indexed by k-point) when given.
-    pub fn new(projectors: Option<&'a [Option<KProjectors<T>>]>) -> Self {
-        Self { projectors }
+    /// The term of `model` on `basis`.
+    pub fn new(model: &'a Model, basis: &'a Basis) -> Self {
+        Self {
+            model,
+            basis,
+            projectors: basis.kpoints.iter().map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// The projectors of k-point `k`.
+    fn projectors(&self, k: usize) -> &KProjectors<T> {
+        self.projectors[k]
+            .get_or_init(|| KProjectors::new(self.model, &self.basis.kpoints[k], self.basis.volume))
     }
 
     /// Call `f(k-point, its projectors, band block, band weights)` for every (spin, k) block
-    /// this rank computes (projectors built once per k-point unless cached), timed as block
-    /// work.
+    /// this rank computes, timed as block work.
     fn for_each_block(
         &self,
-        s: &State<'_, T>,
         b: Bands<'_, T>,
         mut f: impl FnMut(&Kpoint, &KProjectors<T>, MatRef<'_, T>, &[f64]),
     ) {
-        let (basis, par) = (s.basis, &*s.basis.parallel);
+        let (basis, par) = (self.basis, &*self.basis.parallel);
         par.time_block_work(|| {
             for (k, kpt) in basis.kpoints.iter().enumerate() {
                 if !par.owns_kpoint(b.psi.len(), k) {
                     continue;
                 }
-                let built;
-                let proj = match self.projectors.and_then(|p| p[k].as_ref()) {
-                    Some(p) => p,
-                    None => {
-                        built = KProjectors::<T>::new(s.model, kpt, basis.volume);
-                        &built
-                    }
-                };
+                let proj = self.projectors(k);
                 let _whole = proj.keep_whole();
                 for (sp, (psi_s, w_s)) in b.psi.iter().zip(b.weights).enumerate() {
                     if par.owns(sp, k) {
@@ -678,22 +694,30 @@ impl<T: BandScalar> Term<T> for Nonlocal<'_, T> {
         "nonlocal"
     }
 
-    fn energy(&self, s: &State<'_, T>) -> Share<f64> {
+    fn operator<'s>(
+        &'s self,
+        _s: &State<'s, T>,
+        (_, k): (usize, usize),
+    ) -> Option<Operator<'s, T>> {
+        Some(Operator::Projector(self.projectors(k)))
+    }
+
+    fn energy(&self, s: &State<'_, T>) -> Option<Share<f64>> {
         let Some(b) = s.bands else {
-            return Share::Whole(0.0);
+            return Some(Share::Whole(0.0));
         };
         let mut e = 0.0;
-        self.for_each_block(s, b, |_, proj, x, w| {
+        self.for_each_block(b, |_, proj, x, w| {
             let nl = proj.band_energies(x);
             e += nl.iter().zip(w).map(|(e, w)| w * e).sum::<f64>();
         });
-        Share::Blocks(e)
+        Some(Share::Blocks(e))
     }
 
     fn forces(&self, s: &State<'_, T>) -> Option<Share<Vec<[f64; 3]>>> {
         let b = s.bands?;
         let mut out = vec![[0.0; 3]; s.model.crystal.atoms.len()];
-        self.for_each_block(s, b, |kpt, proj, x, w| {
+        self.for_each_block(b, |kpt, proj, x, w| {
             let f = proj.forces(s.model, kpt, x, w);
             for (o, v) in out.iter_mut().zip(&f) {
                 (0..3).for_each(|c| o[c] += v[c]);
@@ -706,7 +730,7 @@ impl<T: BandScalar> Term<T> for Nonlocal<'_, T> {
         let b = s.bands?;
         let mut out = [[0.0; 3]; 3];
         let omega = s.basis.volume;
-        self.for_each_block(s, b, |kpt, proj, x, w| {
+        self.for_each_block(b, |kpt, proj, x, w| {
             let de = proj.strain_derivative(s.model, kpt, omega, x, w);
             for (o, d) in out.iter_mut().flatten().zip(de.iter().flatten()) {
                 *o -= d / omega;

@@ -12,6 +12,10 @@
 //!   algebra). The driver ([`Share::complete`]) does the sums over the G-vector group or the
 //!   k-point groups, in one place.
 //! - Potentials are local: values at this rank's grid points, no reduction.
+//! - A term that acts on the bands directly gives its [`Operator`] on each (spin, k) block
+//!   ([`Term::operator`]); a density term acts through its potential, which the SCF sums over
+//!   the density terms into one real-space operator. The Hamiltonian of a block is assembled
+//!   from these ([`block_operators`], [`crate::hamiltonian::KHamiltonian::assemble`]).
 //! - [`standard`] lists the terms of the Kohn–Sham functional in a fixed order; the SCF loop,
 //!   forces and stress iterate over it, so a new term touches its own file and that list.
 
@@ -20,6 +24,7 @@ use crate::basis::Basis;
 use crate::density::Density;
 use crate::exx::ace::Ace;
 use crate::model::Model;
+use crate::operators::Operator;
 use num_complex::Complex64;
 use planewave_linalg::Mat;
 
@@ -128,13 +133,13 @@ pub fn of_converged<Q: Quantity>(
                 psi,
                 weights: &weights,
             }),
-            minus_ts: scf.energies.minus_ts,
+            minus_ts: scf.energies.minus_ts(),
             // A hybrid run ends with exact exchange on; the Fock energy has no explicit
             // dependence on positions or strain that a term here would give.
             exx_on: model.hybrid.is_some(),
             ace: None,
         };
-        standard(model, basis, None)
+        standard(model, basis)
             .iter()
             .filter_map(|t| Q::of(t.as_ref(), &state).map(|v| (t.name(), v.complete(basis))))
             .collect()
@@ -202,8 +207,16 @@ impl<V: Summable> Share<V> {
 pub trait Term<T: BandScalar> {
     /// Name in reports and the results JSON ("kinetic", "local", ...).
     fn name(&self) -> &'static str;
-    /// Energy (Ha).
-    fn energy(&self, s: &State<'_, T>) -> Share<f64>;
+    /// Name of the energy in the summary ("exact exchange", "-TS (smearing)"); the name by
+    /// default.
+    fn label(&self) -> &'static str {
+        self.name()
+    }
+    /// Energy (Ha); None for a term with no energy of its own (the core correction, whose
+    /// energy is inside XC).
+    fn energy(&self, _s: &State<'_, T>) -> Option<Share<f64>> {
+        None
+    }
     /// This term's part of the local potential, per spin channel at this rank's grid points
     /// (Ha).
     fn potential(&self, _s: &State<'_, T>) -> Option<Vec<Vec<f64>>> {
@@ -218,6 +231,16 @@ pub trait Term<T: BandScalar> {
     fn potential_with_energy(&self, _s: &State<'_, T>) -> Option<(Vec<Vec<f64>>, Share<f64>)> {
         None
     }
+    /// This term's operator on the bands of the (spin, k) block `block` that this rank
+    /// computes, for a term that acts on bands directly (kinetic, nonlocal, exchange). None
+    /// (the default): a density term, acting through [`Term::potential`], or no operator.
+    fn operator<'s>(
+        &'s self,
+        _s: &State<'s, T>,
+        _block: (usize, usize),
+    ) -> Option<Operator<'s, T>> {
+        None
+    }
     /// Forces `-dE/dtau` (Ha/bohr, per atom; not yet symmetrised).
     fn forces(&self, _s: &State<'_, T>) -> Option<Share<Vec<[f64; 3]>>> {
         None
@@ -228,25 +251,44 @@ pub trait Term<T: BandScalar> {
     }
 }
 
-/// The terms of the Kohn–Sham functional of `model` on `basis`, in report order. `projectors`:
-/// the nonlocal projectors of the k-points this rank computes, when the caller already has
-/// them (the SCF); otherwise they are built when needed.
+/// The terms of the Kohn–Sham functional of `model` on `basis`, in report order: exact
+/// exchange for a hybrid only, -TS with smearing only.
 pub fn standard<'a, T: BandScalar + 'a>(
     model: &'a Model,
     basis: &'a Basis,
-    projectors: Option<&'a [Option<super::nonlocal::KProjectors<T>>]>,
 ) -> Vec<Box<dyn Term<T> + 'a>> {
-    vec![
+    let mut terms: Vec<Box<dyn Term<T> + 'a>> = vec![
         Box::new(super::kinetic::Kinetic),
         Box::new(super::local::Local::new(model, basis)),
-        Box::new(super::nonlocal::Nonlocal::new(projectors)),
+        Box::new(super::nonlocal::Nonlocal::new(model, basis)),
         Box::new(super::hartree::Hartree),
         Box::new(super::xc::Xc),
-        Box::new(super::exact_exchange::ExactExchange),
-        Box::new(super::ewald::Ewald::new(model)),
-        Box::new(super::core_correction::CoreCorrection),
-        Box::new(super::entropy::Entropy),
-    ]
+    ];
+    if model.hybrid.is_some() {
+        terms.push(Box::new(super::exact_exchange::ExactExchange));
+    }
+    terms.push(Box::new(super::ewald::Ewald::new(model)));
+    terms.push(Box::new(super::core_correction::CoreCorrection));
+    if !matches!(model.smearing, crate::smearing::Smearing::None) {
+        terms.push(Box::new(super::entropy::Entropy));
+    }
+    #[cfg(test)]
+    terms.extend(super::constant_shift::active(basis));
+    terms
+}
+
+/// The operators of `terms` on the (spin, k) block `block` of state `s`, with `potential` (the
+/// density terms' summed potential of the block's spin channel, [`potentials`]) as the
+/// real-space one: what [`crate::hamiltonian::KHamiltonian::assemble`] takes.
+pub fn block_operators<'s, T: BandScalar>(
+    terms: &'s [Box<dyn Term<T> + '_>],
+    s: &State<'s, T>,
+    block: (usize, usize),
+    potential: &'s [f64],
+) -> Vec<Operator<'s, T>> {
+    let mut ops: Vec<Operator<'s, T>> = terms.iter().filter_map(|t| t.operator(s, block)).collect();
+    ops.push(Operator::RealSpace(potential));
+    ops
 }
 
 /// The local potential of one density: the terms' sum, and the expansions of the terms that

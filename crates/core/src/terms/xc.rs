@@ -38,8 +38,8 @@ impl<T: BandScalar> Term<T> for Xc {
     fn name(&self) -> &'static str {
         "xc"
     }
-    fn energy(&self, s: &State<'_, T>) -> Share<f64> {
-        Share::Grid(evaluate_state(s, XcParts::Energy).0.energy)
+    fn energy(&self, s: &State<'_, T>) -> Option<Share<f64>> {
+        Some(Share::Grid(evaluate_state(s, XcParts::Energy).0.energy))
     }
     fn potential(&self, s: &State<'_, T>) -> Option<Vec<Vec<f64>>> {
         Some(evaluate_state(s, XcParts::Potential).0.potential)
