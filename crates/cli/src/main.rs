@@ -24,7 +24,7 @@ use clap::{Parser, Subcommand};
 use planewave_core::efficiency::{ParallelReport, Projection};
 use planewave_core::relax::{self, Observer, StepInfo};
 use planewave_core::scf::IterationInfo;
-use planewave_core::{forces, input, scf, setup, stress};
+use planewave_core::{input, scf, setup, stress, workflow};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -649,31 +649,23 @@ fn run_scf(
         report::iteration_header();
     }
     let t_build = since(t_start);
-    let result = scf::run_observed(&s.model, &s.basis, &s.params, start, Printer(out));
-    let r = match result {
-        Ok(r) => r,
+    let calc = match workflow::run(&s, start, Printer(out, &s)) {
+        Ok(c) => c,
         Err(e) => return out.fail(&format!("error: {}: {e}", input.display())),
     };
+    let r = &calc.scf;
     if out.talks() {
-        report::summary(&s, &r);
-    }
-    let t_post = Instant::now();
-    let finished = r.stopped.is_none();
-    let f = (finished && s.spec.properties.forces).then(|| forces::compute(&s.model, &s.basis, &r));
-    let st =
-        (finished && s.spec.properties.stress).then(|| stress::compute(&s.model, &s.basis, &r));
-    if out.talks() {
-        if let Some(f) = &f {
+        if let Some(f) = &calc.forces {
             report::forces(&s, f);
         }
-        if let Some(st) = &st {
+        if let Some(st) = &calc.stress {
             report::stress(st);
         }
     }
     let projection = Projection::new(
         t_build + r.timings.setup,
         &r.history,
-        since(t_post),
+        calc.post_seconds,
         r.converged,
         s.params.density_tolerance,
     );
@@ -685,12 +677,12 @@ fn run_scf(
         projection,
         place.oversubscription().into_iter().collect(),
     );
-    par.advice.extend(exchange_advice(&r));
+    par.advice.extend(exchange_advice(r));
     if out.talks() {
         report::parallel(&par);
     }
     let path = json.unwrap_or_else(|| sibling(input, "json"));
-    let mut doc = planewave_core::results::to_json(&s, &r, f.as_ref(), st.as_ref());
+    let mut doc = calc.to_json(&s);
     doc["parallel"] = serde_json::to_value(&par).expect("the report serialises");
     let text = serde_json::to_string_pretty(&doc).expect("results serialise");
     if let Err(e) = out.write(&path, &text) {
@@ -741,8 +733,9 @@ fn exchange_advice(r: &scf::ScfResult) -> Option<String> {
     })
 }
 
-/// Prints SCF iterations and a hybrid run's outer steps (unless quiet).
-struct Printer<'a>(&'a Output);
+/// Prints SCF iterations, a hybrid run's outer steps and the summary of the set-up's SCF (unless
+/// quiet).
+struct Printer<'a>(&'a Output, &'a setup::Setup);
 
 impl scf::ScfObserver for Printer<'_> {
     fn iteration(&mut self, info: &IterationInfo) {
@@ -753,6 +746,11 @@ impl scf::ScfObserver for Printer<'_> {
     fn exx_step(&mut self, info: &scf::ExxStepInfo) {
         if self.0.talks() {
             report::exx_step(info);
+        }
+    }
+    fn finished(&mut self, result: &scf::ScfResult) {
+        if self.0.talks() {
+            report::summary(self.1, result);
         }
     }
 }

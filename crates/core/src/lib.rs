@@ -39,4 +39,5 @@ pub mod stop;
 pub mod stress;
 pub mod symmetry;
 pub mod terms;
+pub mod workflow;
 pub mod xc;

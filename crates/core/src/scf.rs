@@ -123,6 +123,9 @@ pub trait ScfObserver {
     fn iteration(&mut self, info: &IterationInfo);
     /// After every outer step of a hybrid run.
     fn exx_step(&mut self, _info: &ExxStepInfo) {}
+    /// When the SCF has ended (converged, stopped or out of iterations), before anything that
+    /// follows it (forces, stress).
+    fn finished(&mut self, _result: &ScfResult) {}
 }
 
 impl<F: FnMut(&IterationInfo)> ScfObserver for F {
@@ -461,7 +464,7 @@ fn run_with<T: BandScalar>(
     }
     rec.timings.total = t_start.elapsed().as_secs_f64();
     let magnetization = end.density.magnetization(basis);
-    Ok(ScfResult {
+    let result = ScfResult {
         converged: end.converged,
         iterations: rec.history.len(),
         energies: end.energies,
@@ -474,7 +477,9 @@ fn run_with<T: BandScalar>(
         exx_steps,
         timings: rec.timings,
         stopped: end.stopped,
-    })
+    };
+    observer.finished(&result);
+    Ok(result)
 }
 
 impl<T: BandScalar> Loop<'_, T> {
