@@ -13,6 +13,7 @@ use planewave::core::forces;
 use planewave::core::model::{Model, Species, SpinMode};
 use planewave::core::parallel::Parallel;
 use planewave::core::pseudo::Pseudopotential;
+use planewave::core::scf::policies::{AndersonKerker, Policies};
 use planewave::core::scf::{self, ScfParams};
 use planewave::core::smearing::Smearing;
 use planewave::core::symmetry::{monkhorst_pack, SymOp};
@@ -67,9 +68,11 @@ fn run(world: Arc<dyn Communicator>) -> Option<(f64, Vec<[f64; 3]>)> {
         energy_tolerance: 1e-9,
         density_tolerance: 1e-8,
         max_iterations: 50,
-        mixing_beta: 0.7,
-        mixing_depth: 8,
-        kerker_q0: 0.8,
+        policies: Policies::standard(AndersonKerker {
+            beta: 0.7,
+            depth: 8,
+            kerker_q0: 0.8,
+        }),
         seed: 42,
         eigensolver: Eigensolver::Davidson { dim_factor: 2 },
         checkpoint: None,

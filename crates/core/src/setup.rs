@@ -9,6 +9,7 @@ use crate::input::{InputError, InputFormat, Kpoints, RunSpec, Spin};
 use crate::model::{Model, Species, SpinMode};
 use crate::parallel::{agree_on, Parallel};
 use crate::pseudo::Pseudopotential;
+use crate::scf::policies::{AndersonKerker, Policies};
 use crate::scf::ScfParams;
 use crate::smearing::Smearing;
 use crate::symmetry::{find_symmetries, monkhorst_pack, reduce_kpoints, SymOp};
@@ -354,9 +355,11 @@ pub fn build_following(
         energy_tolerance: spec.scf.energy_tolerance,
         density_tolerance: spec.scf.density_tolerance,
         max_iterations: spec.scf.max_iterations,
-        mixing_beta: spec.scf.mixing.beta,
-        mixing_depth: spec.scf.mixing.depth,
-        kerker_q0: spec.scf.mixing.kerker_q0,
+        policies: Policies::standard(AndersonKerker {
+            beta: spec.scf.mixing.beta,
+            depth: spec.scf.mixing.depth,
+            kerker_q0: spec.scf.mixing.kerker_q0,
+        }),
         seed: spec.scf.seed,
         eigensolver,
         checkpoint: None,

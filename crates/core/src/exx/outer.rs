@@ -13,7 +13,7 @@ use super::operator::{apply, scaled_kernel_at, Pairing};
 use super::orbitals::Sources;
 use crate::bands::BandScalar;
 use crate::occupation::Occupations;
-use crate::scf::{ExxStepInfo, Loop, LoopEnd, LoopTolerances, Record, ScfObserver};
+use crate::scf::{Engine, ExxStepInfo, LoopEnd, LoopTolerances, Record, ScfObserver};
 use crate::terms::exact_exchange::EXACT_EXCHANGE;
 use planewave_linalg::Mat;
 use std::time::Instant;
@@ -38,7 +38,7 @@ impl Kernels {
 /// The compressed exchange operators of every (spin, k) block this rank computes, from the
 /// bands `psi` and occupations of `end`, with their Fock energy. Collective.
 fn operators<T: BandScalar>(
-    lp: &Loop<'_, T>,
+    lp: &Engine<'_, T>,
     kernel: &Kernels,
     psi: &[Vec<Mat<T>>],
     end: &LoopEnd,
@@ -60,7 +60,7 @@ fn operators<T: BandScalar>(
 /// ([`Sources`], gathered from all k-point groups, each band group holding its share); either
 /// way the band groups' occupied orbitals go around the band-group ring.
 fn blocks<T: BandScalar>(
-    lp: &Loop<'_, T>,
+    lp: &Engine<'_, T>,
     kernel: &Kernels,
     psi: &[Vec<Mat<T>>],
     occ: &Occupations,
@@ -110,7 +110,7 @@ fn blocks<T: BandScalar>(
 /// is transformed to the grid there and paired with that group's bands. Occupations per
 /// spin `x` of all bands. Collective on the band group and the G-vector group.
 fn ring_exchange<T: BandScalar>(
-    lp: &Loop<'_, T>,
+    lp: &Engine<'_, T>,
     kpt: &crate::basis::Kpoint,
     mine: planewave_linalg::MatRef<'_, T>,
     x: &[f64],
@@ -175,7 +175,7 @@ fn with_all_bands<T: BandScalar, R>(
 /// Run the outer loop from the converged semilocal loop `start`, the bands `psi` updated in
 /// place. Returns the last loop's end (with the Fock energy of its bands) and the steps.
 pub(crate) fn run<T: BandScalar>(
-    lp: &Loop<'_, T>,
+    lp: &Engine<'_, T>,
     psi: &mut [Vec<Mat<T>>],
     start: LoopEnd,
     rec: &mut Record,
@@ -230,7 +230,7 @@ pub(crate) fn run<T: BandScalar>(
 
 /// `(1/2) sum w <psi|V_x|psi>` of the bands of `end` with the operators `ace`. Collective.
 fn fock_energy<T: BandScalar>(
-    lp: &Loop<'_, T>,
+    lp: &Engine<'_, T>,
     psi: &[Vec<Mat<T>>],
     end: &LoopEnd,
     ace: &[Vec<Option<Ace<T>>>],

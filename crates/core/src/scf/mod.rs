@@ -2,8 +2,15 @@
 //!
 //! Each iteration: potentials from rho_in -> lowest bands at every (spin, k) by the eigensolver
 //! (warm-started, tolerance following the density residual) -> occupations -> rho_out -> energy
-//! E[psi, rho_out] -> Anderson/Kerker mixing. Converged when both the energy change and the
+//! E[psi, rho_out] -> mixing. The rules are values in [`ScfParams::policies`]
+//! ([`policies`]): by default the eigensolver tolerance follows the density residual, the
+//! mixing is Anderson/Kerker, and a loop has converged when both the energy change and the
 //! density residual sqrt(\int |rho_out - rho_in|^2) are below their tolerances.
+//!
+//! [`Engine`] is the loop with its terms; [`run`] is one loop, a hybrid run (`exx::outer`) a
+//! semilocal loop and one loop per outer step, each through the engine's public methods.
+
+pub mod policies;
 
 use crate::bands::BandScalar;
 use crate::basis::Basis;
@@ -13,7 +20,6 @@ use crate::eigensolver::Eigensolver;
 use crate::energies::{Energies, TermEnergy};
 use crate::exx::ace::{Ace, Operators};
 use crate::hamiltonian::KHamiltonian;
-use crate::mixing::AndersonMixer;
 use crate::model::Model;
 use crate::occupation::{self, Occupations};
 use crate::parallel::PANIC_RANK_ENV;
@@ -24,6 +30,8 @@ use crate::terms::exact_exchange::EXACT_EXCHANGE;
 use crate::terms::term::{self, Bands, State};
 use num_complex::Complex64;
 use planewave_linalg::Mat;
+pub use policies::Policies;
+use policies::{ConvergenceQuery, ToleranceQuery};
 use std::time::Instant;
 
 /// Occupation (electrons, spin factor included) above which a band counts as occupied for the
@@ -41,12 +49,8 @@ pub struct ScfParams {
     pub density_tolerance: f64,
     /// Iteration limit.
     pub max_iterations: usize,
-    /// Anderson damping.
-    pub mixing_beta: f64,
-    /// Anderson history length.
-    pub mixing_depth: usize,
-    /// Kerker wave vector (1/bohr); 0 disables Kerker.
-    pub kerker_q0: f64,
+    /// The eigensolver tolerance rule, the convergence test and the density mixing.
+    pub policies: Policies,
     /// Seed of the random starting wavefunctions.
     pub seed: u64,
     /// The iterative eigensolver.
@@ -194,7 +198,7 @@ pub enum Wavefunctions {
 }
 
 /// Everything that depends on the positions but not on the density (besides the terms).
-pub(crate) struct Fixed {
+struct Fixed {
     core: Option<(Vec<Complex64>, Vec<f64>)>,
     symmetrizer: Option<DensitySymmetrizer>,
 }
@@ -322,48 +326,55 @@ type Eigenvalues = Vec<Vec<Vec<f64>>>;
 /// Starting density (sphere coefficients per spin channel) and bands, if any.
 type Start<T> = (Option<Vec<Vec<Complex64>>>, Option<Vec<Vec<Mat<T>>>>);
 
-/// The parts of an SCF run that stay fixed while it iterates.
-pub(crate) struct Loop<'a, T: BandScalar> {
-    pub(crate) model: &'a Model,
-    pub(crate) basis: &'a Basis,
-    pub(crate) params: &'a ScfParams,
-    fixed: &'a Fixed,
-    terms: &'a [Box<dyn term::Term<T> + 'a>],
+/// The SCF engine of one model on one basis: the terms and what stays fixed while it iterates.
+/// [`Engine::iterate`] runs one SCF loop with the policies of its parameters; a run is one
+/// loop ([`run`]), a hybrid run (`exx::outer`) a semilocal loop and then one loop per outer
+/// step with the exchange operators fixed, each a client of this public API.
+pub struct Engine<'a, T: BandScalar> {
+    /// The physical system.
+    pub model: &'a Model,
+    /// The discretisation and the layout.
+    pub basis: &'a Basis,
+    /// The parameters, policies included.
+    pub params: &'a ScfParams,
+    fixed: Fixed,
+    terms: Vec<Box<dyn term::Term<T> + 'a>>,
     /// k-point weights.
     weights: Vec<f64>,
 }
 
 /// The history, timings and pace of a run, across its SCF loops.
 #[derive(Default)]
-pub(crate) struct Record {
+pub struct Record {
     history: Vec<IterationInfo>,
-    pub(crate) timings: Timings,
+    /// Timings per phase.
+    pub timings: Timings,
     /// The longest iteration so far (s), for the time limit.
     slowest: f64,
 }
 
 impl Record {
     /// SCF iterations so far.
-    pub(crate) fn iterations(&self) -> usize {
+    pub fn iterations(&self) -> usize {
         self.history.len()
     }
 }
 
 /// When one SCF loop stops, and how it starts the eigensolver.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct LoopTolerances {
+pub struct LoopTolerances {
     /// Energy change (Ha).
-    pub(crate) energy: f64,
+    pub energy: f64,
     /// Density residual.
-    pub(crate) density: f64,
+    pub density: f64,
     /// The density residual the first iteration's eigensolver tolerance follows (None:
     /// the loose start for bands far from converged).
-    pub(crate) start_residual: Option<f64>,
+    pub start_residual: Option<f64>,
 }
 
 impl LoopTolerances {
     /// The run's tolerances, from bands far from converged.
-    fn of(params: &ScfParams) -> Self {
+    pub fn of(params: &ScfParams) -> Self {
         Self {
             energy: params.energy_tolerance,
             density: params.density_tolerance,
@@ -374,7 +385,7 @@ impl LoopTolerances {
     /// The run's tolerances loosened `factor` (>= 1) times in energy (the density residual,
     /// whose energy error is second order, by its square root), starting the eigensolver
     /// from the residual `residual`.
-    pub(crate) fn loosened(params: &ScfParams, factor: f64, residual: f64) -> Self {
+    pub fn loosened(params: &ScfParams, factor: f64, residual: f64) -> Self {
         Self {
             energy: params.energy_tolerance * factor,
             density: params.density_tolerance * factor.sqrt(),
@@ -384,24 +395,29 @@ impl LoopTolerances {
 }
 
 /// How one SCF loop ended.
-pub(crate) struct LoopEnd {
-    pub(crate) converged: bool,
-    pub(crate) stopped: Option<StopReason>,
-    pub(crate) energies: Energies,
-    pub(crate) eigenvalues: Vec<Vec<Vec<f64>>>,
-    pub(crate) occupations: Occupations,
+pub struct LoopEnd {
+    /// Whether the convergence test was met.
+    pub converged: bool,
+    /// Why the loop stopped early (a signal, the time limit), if it did.
+    pub stopped: Option<StopReason>,
+    /// The energy terms of the last iteration (exact).
+    pub energies: Energies,
+    /// The last eigenvalues per spin, k-point and band (Ha).
+    pub eigenvalues: Vec<Vec<Vec<f64>>>,
+    /// The last occupations.
+    pub occupations: Occupations,
     /// The last output density.
-    pub(crate) density: Density,
+    pub density: Density,
     /// The next iteration's input density when it is not the output: the mixed one of a loop
     /// that did not converge (None when converged).
-    pub(crate) mixed: Option<Density>,
+    pub mixed: Option<Density>,
     /// The last density residual.
-    pub(crate) residual: f64,
+    pub residual: f64,
 }
 
 impl LoopEnd {
     /// The next loop's input density: the mixed one, or the output when converged.
-    pub(crate) fn next_input(&mut self) -> Density {
+    pub fn next_input(&mut self) -> Density {
         self.mixed.take().unwrap_or_else(|| self.density.clone())
     }
 }
@@ -417,19 +433,7 @@ fn run_with<T: BandScalar>(
     let t_start = Instant::now();
     let mut rec = Record::default();
     let nspin = model.nspin();
-    let fixed = Fixed {
-        core: density::core_density(model, basis),
-        symmetrizer: density::symmetrizer(model, basis)?,
-    };
-    let terms = term::standard(model, basis);
-    let lp = Loop {
-        model,
-        basis,
-        params,
-        fixed: &fixed,
-        terms: &terms,
-        weights: basis.kpoints.iter().map(|k| k.weight).collect(),
-    };
+    let lp = Engine::new(model, basis, params)?;
     let (start_density, start_psi) = start;
     let rho_in = match start_density {
         Some(g) if g.len() == nspin => Density::from_g(basis, g),
@@ -482,10 +486,29 @@ fn run_with<T: BandScalar>(
     Ok(result)
 }
 
-impl<T: BandScalar> Loop<'_, T> {
+impl<'a, T: BandScalar> Engine<'a, T> {
+    /// The engine of `model` on `basis` with `params`: the standard terms, the core density
+    /// and the density symmetriser. Collective.
+    pub fn new(model: &'a Model, basis: &'a Basis, params: &'a ScfParams) -> Result<Self, String> {
+        Ok(Self {
+            model,
+            basis,
+            params,
+            fixed: Fixed {
+                core: density::core_density(model, basis),
+                symmetrizer: density::symmetrizer(model, basis)?,
+            },
+            terms: term::standard(model, basis),
+            weights: basis.kpoints.iter().map(|k| k.weight).collect(),
+        })
+    }
+
     /// The starting bands: `start` when it fits this run's layout on every rank, else seeded
     /// random blocks. Errors when a k-point has fewer plane waves than bands.
-    fn starting_bands(&self, start: Option<Vec<Vec<Mat<T>>>>) -> Result<Vec<Vec<Mat<T>>>, String> {
+    pub fn starting_bands(
+        &self,
+        start: Option<Vec<Vec<Mat<T>>>>,
+    ) -> Result<Vec<Vec<Mat<T>>>, String> {
         let (basis, params) = (self.basis, self.params);
         let par = &*basis.parallel;
         let (nspin, nk) = (self.model.nspin(), basis.kpoints.len());
@@ -536,7 +559,7 @@ impl<T: BandScalar> Loop<'_, T> {
     /// One SCF loop from `rho_in` and the bands `psi` (updated in place), with the exchange
     /// operators `ace` fixed (a hybrid's inner loop; None: a semilocal loop, or the
     /// semilocal start of a hybrid). Iterations are numbered on from `rec.history`.
-    pub(crate) fn iterate(
+    pub fn iterate(
         &self,
         psi: &mut [Vec<Mat<T>>],
         mut rho_in: Density,
@@ -549,14 +572,8 @@ impl<T: BandScalar> Loop<'_, T> {
         let par = &*basis.parallel;
         let (nspin, nk) = (model.nspin(), basis.kpoints.len());
         let exx_on = ace.is_some();
-        let mut mixer = AndersonMixer::new(
-            params.mixing_beta,
-            params.mixing_depth,
-            params.kerker_q0,
-            &basis.rho_g2,
-            nspin,
-            basis.rho_mirror.as_deref(),
-        );
+        let policies = &params.policies;
+        let mut mixer = policies.mixing.mixer(basis, nspin);
         // Occupied bands per (spin, k) as of the last occupations (all bands until there are
         // some).
         let mut n_occupied = vec![vec![params.nbands; nk]; nspin];
@@ -576,19 +593,13 @@ impl<T: BandScalar> Loop<'_, T> {
             let state = self
                 .fixed
                 .state(model, basis, &rho_in, None, 0.0, exx_on, blocks);
-            let potentials = term::potentials(self.terms, &state);
+            let potentials = term::potentials(&self.terms, &state);
             rec.timings.potentials += t0.elapsed().as_secs_f64();
-            // Eigensolver tolerance follows the SCF: loose early, tight near convergence, and
-            // always well below what the density residual can resolve (errors in the N
-            // occupied bands add up in rho), so that rho_out keeps responding to the mixed
-            // rho_in.
-            let from_random = loose_start && iteration == first + 1;
-            let tol: f64 = if from_random {
-                1e-2
-            } else {
-                (0.1 * residual / (params.nbands as f64).sqrt()).clamp(1e-11, 1e-2)
-            };
-            let maxiter = if from_random { 100 } else { 8 };
+            let (tol, maxiter) = policies.tolerance.choose(&ToleranceQuery {
+                from_random: loose_start && iteration == first + 1,
+                residual,
+                nbands: params.nbands,
+            });
             let t0 = Instant::now();
             let (eig, eig_iters) =
                 self.solve(psi, &state, &potentials.total, (tol, maxiter), &n_occupied)?;
@@ -634,12 +645,14 @@ impl<T: BandScalar> Loop<'_, T> {
             observer.iteration(&info);
             rec.history.push(info);
             // Rank 0 decides for everyone, so that no rank leaves the loop alone.
-            let done = par.agree(
-                exact
-                    && previous_exact
-                    && delta_e.abs() < tolerances.energy
-                    && residual < tolerances.density,
-            );
+            let done = par.agree(policies.convergence.converged(&ConvergenceQuery {
+                delta_e,
+                residual,
+                exact,
+                previous_exact,
+                energy_tolerance: tolerances.energy,
+                density_tolerance: tolerances.density,
+            }));
             previous_exact = exact;
             if done {
                 return Ok(LoopEnd {
@@ -726,7 +739,7 @@ impl<T: BandScalar> Loop<'_, T> {
         let mut eig_iters = [0.0];
         par.time_block_work(|| -> Result<(), String> {
             for (s, k) in par.owned_blocks(nspin, nk) {
-                let ops = term::block_operators(self.terms, state, (s, k), &veff[s]);
+                let ops = term::block_operators(&self.terms, state, (s, k), &veff[s]);
                 let h = KHamiltonian::assemble(&basis.kpoints[k], &basis.fft, ops);
                 let x0 = std::mem::replace(&mut psi[s][k], Mat::zeros(0, 0));
                 // Prepared for all of the block's applications (one k-point's projectors
@@ -762,7 +775,7 @@ impl<T: BandScalar> Loop<'_, T> {
 
     /// The state of the density `rho` with exact exchange on (a hybrid's inner loop),
     /// the bands and the operators `ace` if given.
-    pub(crate) fn state<'s>(
+    pub fn state<'s>(
         &'s self,
         rho: &'s Density,
         bands: Option<Bands<'s, T>>,
@@ -793,7 +806,7 @@ impl<T: BandScalar> Loop<'_, T> {
     /// (the Fock energy from `ace`). With `near` = (the potentials of a density rho0, rho0),
     /// the terms that gave an expansion there are taken to first order about rho0
     /// ([`term::Potentials::expanded_energy`]). Collective.
-    pub(crate) fn energies(
+    pub fn energies(
         &self,
         psi: &[Vec<Mat<T>>],
         occ: &Occupations,
