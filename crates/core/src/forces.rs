@@ -2,7 +2,7 @@
 //!
 //! At self-consistency only the explicit dependence of each term on the positions counts
 //! (Hellmann–Feynman): local potential, nonlocal projectors, NLCC core density (through v_xc)
-//! and Ewald — the terms of [`term::standard`] that give forces, each completed over the
+//! and Ewald — the terms of [`crate::terms::term::standard`] that give forces, each completed over the
 //! k-point groups and symmetrised with the crystal's operations. Each term is kept so that it
 //! can be compared with Quantum ESPRESSO's breakdown.
 
@@ -11,7 +11,7 @@ use crate::basis::Basis;
 use crate::model::Model;
 use crate::scf::ScfResult;
 use crate::symmetry::symmetrize_forces;
-use crate::terms::term::{self, Share, State, Term};
+use crate::terms::term::{Share, State, Term};
 
 /// Total forces and their parts (all symmetrised), Ha/bohr, one vector per atom.
 #[derive(Debug, Clone)]
@@ -32,10 +32,10 @@ impl Forces {
     }
 }
 
-/// The forces of a term (for [`term::of_converged`]).
+/// The forces of a term (for [`crate::converged::of_converged`]).
 struct ForcesOf;
 
-impl term::Quantity for ForcesOf {
+impl crate::converged::Quantity for ForcesOf {
     type Value = Vec<[f64; 3]>;
     fn of<T: BandScalar>(t: &dyn Term<T>, s: &State<'_, T>) -> Option<Share<Self::Value>> {
         t.forces(s)
@@ -44,7 +44,7 @@ impl term::Quantity for ForcesOf {
 
 /// Forces of the converged state `scf` of `model` on `basis`.
 pub fn compute(model: &Model, basis: &Basis, scf: &ScfResult) -> Forces {
-    let terms: Vec<_> = term::of_converged::<ForcesOf>(model, basis, scf)
+    let terms: Vec<_> = crate::converged::of_converged::<ForcesOf>(model, basis, scf)
         .into_iter()
         .map(|(name, f)| {
             (

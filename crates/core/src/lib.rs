@@ -8,6 +8,7 @@
 pub mod bands;
 pub mod basis;
 pub mod checkpoint;
+pub mod converged;
 pub mod crystal;
 pub mod density;
 pub mod efficiency;

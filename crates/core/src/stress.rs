@@ -3,7 +3,7 @@
 //!
 //! Strain at fixed fractional positions and fixed plane-wave coefficients (the Pulay-free form at
 //! a fixed set of plane waves): kinetic, Hartree, XC (LDA and the GGA gradient part), local,
-//! nonlocal, NLCC core, Ewald — the terms of [`term::standard`] that give stress, each
+//! nonlocal, NLCC core, Ewald — the terms of [`crate::terms::term::standard`] that give stress, each
 //! completed over the k-point groups and symmetrised with the crystal's operations.
 
 use crate::bands::BandScalar;
@@ -11,7 +11,7 @@ use crate::basis::Basis;
 use crate::model::Model;
 use crate::scf::ScfResult;
 use crate::symmetry::symmetrize_stress;
-use crate::terms::term::{self, Share, State, Term};
+use crate::terms::term::{Share, State, Term};
 
 /// 1 Ha/bohr^3 in GPa.
 pub const HA_PER_BOHR3_IN_GPA: f64 = 29_421.015_697_2;
@@ -33,10 +33,10 @@ impl Stress {
     }
 }
 
-/// The stress of a term (for [`term::of_converged`]).
+/// The stress of a term (for [`crate::converged::of_converged`]).
 struct StressOf;
 
-impl term::Quantity for StressOf {
+impl crate::converged::Quantity for StressOf {
     type Value = [[f64; 3]; 3];
     fn of<T: BandScalar>(t: &dyn Term<T>, s: &State<'_, T>) -> Option<Share<Self::Value>> {
         t.stress(s)
@@ -45,7 +45,7 @@ impl term::Quantity for StressOf {
 
 /// Stress of the converged state `scf` of `model` on `basis`.
 pub fn compute(model: &Model, basis: &Basis, scf: &ScfResult) -> Stress {
-    let terms: Vec<_> = term::of_converged::<StressOf>(model, basis, scf)
+    let terms: Vec<_> = crate::converged::of_converged::<StressOf>(model, basis, scf)
         .into_iter()
         .map(|(name, s)| {
             (

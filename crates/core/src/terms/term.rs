@@ -99,57 +99,6 @@ impl<T: BandScalar> State<'_, T> {
     }
 }
 
-/// A per-term quantity of a converged state (forces, stress), read from any [`Term`].
-pub trait Quantity {
-    /// Its value.
-    type Value: Summable;
-    /// What term `t` contributes to it in state `s`, if anything.
-    fn of<T: BandScalar>(t: &dyn Term<T>, s: &State<'_, T>) -> Option<Share<Self::Value>>;
-}
-
-/// The contribution of every term of [`standard`] to `Q` for the converged SCF `scf` (its
-/// output density, bands and -TS), completed over the k-point groups, with the terms' names.
-/// Collective.
-pub fn of_converged<Q: Quantity>(
-    model: &Model,
-    basis: &Basis,
-    scf: &crate::scf::ScfResult,
-) -> Vec<(&'static str, Q::Value)> {
-    use crate::scf::Wavefunctions;
-    fn with<Q: Quantity, T: BandScalar>(
-        model: &Model,
-        basis: &Basis,
-        scf: &crate::scf::ScfResult,
-        psi: &[Vec<Mat<T>>],
-    ) -> Vec<(&'static str, Q::Value)> {
-        let weights = band_weights(basis, &scf.occupations.occ);
-        let core = crate::density::core_density(model, basis);
-        let state = State {
-            model,
-            basis,
-            rho: &scf.density,
-            core: core.as_ref(),
-            bands: Some(Bands {
-                psi,
-                weights: &weights,
-            }),
-            minus_ts: scf.energies.minus_ts(),
-            // A hybrid run ends with exact exchange on; the Fock energy has no explicit
-            // dependence on positions or strain that a term here would give.
-            exx_on: model.hybrid.is_some(),
-            ace: None,
-        };
-        standard(model, basis)
-            .iter()
-            .filter_map(|t| Q::of(t.as_ref(), &state).map(|v| (t.name(), v.complete(basis))))
-            .collect()
-    }
-    match &scf.wavefunctions {
-        Wavefunctions::Complex(psi) => with::<Q, Complex64>(model, basis, scf, psi),
-        Wavefunctions::Real(psi) => with::<Q, f64>(model, basis, scf, psi),
-    }
-}
-
 /// A contribution and how far it is summed.
 #[derive(Debug, Clone)]
 pub enum Share<V> {

@@ -1,0 +1,61 @@
+//! Per-term quantities of a converged SCF state (forces, stress): every term of the list is
+//! asked with the state's output density, bands and -TS, and its share completed over the
+//! layout. The terms layer never reads the SCF's types; this module joins the two.
+
+use crate::bands::BandScalar;
+use crate::basis::Basis;
+use crate::model::Model;
+use crate::scf::{ScfResult, Wavefunctions};
+use crate::terms::term::{self, band_weights, Bands, Share, State, Summable, Term};
+use num_complex::Complex64;
+use planewave_linalg::Mat;
+
+/// A per-term quantity of a converged state (forces, stress), read from any [`Term`].
+pub trait Quantity {
+    /// Its value.
+    type Value: Summable;
+    /// What term `t` contributes to it in state `s`, if anything.
+    fn of<T: BandScalar>(t: &dyn Term<T>, s: &State<'_, T>) -> Option<Share<Self::Value>>;
+}
+
+/// The contribution of every term of [`term::standard`] to `Q` for the converged SCF `scf` (its
+/// output density, bands and -TS), completed over the k-point groups, with the terms' names.
+/// Collective.
+pub fn of_converged<Q: Quantity>(
+    model: &Model,
+    basis: &Basis,
+    scf: &ScfResult,
+) -> Vec<(&'static str, Q::Value)> {
+    fn with<Q: Quantity, T: BandScalar>(
+        model: &Model,
+        basis: &Basis,
+        scf: &ScfResult,
+        psi: &[Vec<Mat<T>>],
+    ) -> Vec<(&'static str, Q::Value)> {
+        let weights = band_weights(basis, &scf.occupations.occ);
+        let core = crate::density::core_density(model, basis);
+        let state = State {
+            model,
+            basis,
+            rho: &scf.density,
+            core: core.as_ref(),
+            bands: Some(Bands {
+                psi,
+                weights: &weights,
+            }),
+            minus_ts: scf.energies.minus_ts(),
+            // A hybrid run ends with exact exchange on; the Fock energy has no explicit
+            // dependence on positions or strain that a term here would give.
+            exx_on: model.hybrid.is_some(),
+            ace: None,
+        };
+        term::standard(model, basis)
+            .iter()
+            .filter_map(|t| Q::of(t.as_ref(), &state).map(|v| (t.name(), v.complete(basis))))
+            .collect()
+    }
+    match &scf.wavefunctions {
+        Wavefunctions::Complex(psi) => with::<Q, Complex64>(model, basis, scf, psi),
+        Wavefunctions::Real(psi) => with::<Q, f64>(model, basis, scf, psi),
+    }
+}
