@@ -77,6 +77,7 @@ fn run(world: Arc<dyn Communicator>) -> Option<(f64, Vec<[f64; 3]>)> {
         eigensolver: Eigensolver::Davidson { dim_factor: 2 },
         checkpoint: None,
         stop: None,
+        tuning: Default::default(),
     };
     // One k-point group per rank: each computes 8 / ranks of the k-points.
     let groups = world.size();

@@ -42,9 +42,16 @@ fn run(
         at_end: true,
     });
     let start = match restart {
-        Some(p) => {
-            Some(checkpoint::read(p, &s.model, &s.basis, s.params.nbands, s.params.seed)?.start)
-        }
+        Some(p) => Some(
+            checkpoint::read(
+                p,
+                &s.model,
+                &s.basis,
+                (s.params.nbands, s.params.seed),
+                Default::default(),
+            )?
+            .start,
+        ),
         None => None,
     };
     let r = scf::run_from(&s.model, &s.basis, &s.params, start, |_| {})?;
@@ -185,9 +192,15 @@ fn a_checkpoint_maps_onto_another_cutoff_and_a_strained_cell() {
             }
             let s = setup::build_on(spec, Arc::new(Solo)).unwrap();
             let start = restart.map(|p| {
-                checkpoint::read(p, &s.model, &s.basis, s.params.nbands, s.params.seed)
-                    .unwrap()
-                    .start
+                checkpoint::read(
+                    p,
+                    &s.model,
+                    &s.basis,
+                    (s.params.nbands, s.params.seed),
+                    Default::default(),
+                )
+                .unwrap()
+                .start
             });
             let r = scf::run_from(&s.model, &s.basis, &s.params, start, |_| {}).unwrap();
             assert!(r.converged);

@@ -19,11 +19,13 @@ mod bench_qe;
 mod heap;
 mod launch;
 mod report;
+mod tuning_env;
 
 use clap::{Parser, Subcommand};
 use planewave_core::efficiency::{ParallelReport, Projection};
 use planewave_core::relax::{self, Observer, StepInfo};
 use planewave_core::scf::IterationInfo;
+use planewave_core::tuning::Tuning;
 use planewave_core::{input, scf, setup, stress, workflow};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -531,6 +533,15 @@ fn calculation(
     if checkpoint.checkpoint_every == Some(0) {
         return fail("error: --checkpoint-every must be at least 1");
     }
+    let tuning = match tuning_env::from_env() {
+        Ok(t) => t,
+        Err(e) => {
+            return fail(&format!(
+                "error: {e}\n  hint: unset it for the default (README, \"Environment variables\")"
+            ))
+        }
+    };
+    let run = (checkpoint, tuning);
     launch::run_ranks(parallel.ranks, |world, place| {
         let out = Output::new(world.as_ref(), quiet);
         let mut spec = match input::load(input) {
@@ -539,9 +550,9 @@ fn calculation(
         };
         parallel.apply(&mut spec);
         if relax || spec.relax.requested {
-            run_relax(spec, input, json.clone(), checkpoint, &out, world, place)
+            run_relax(spec, input, json.clone(), run, &out, world, place)
         } else {
-            run_scf(spec, input, json.clone(), checkpoint, &out, world, place)
+            run_scf(spec, input, json.clone(), run, &out, world, place)
         }
     })
 }
@@ -588,7 +599,7 @@ fn run_scf(
     spec: input::RunSpec,
     input: &Path,
     json: Option<PathBuf>,
-    checkpoint: &CheckpointArgs,
+    (checkpoint, tuning): (&CheckpointArgs, Tuning),
     out: &Output,
     world: Arc<dyn planewave_comm::Communicator>,
     place: launch::Placement,
@@ -615,6 +626,7 @@ fn run_scf(
         report::placement(&s, &place);
     }
     s.params.checkpoint = Some(checkpoint.plan(input));
+    s.params.tuning = tuning;
     s.params.stop = match checkpoint.stop_when(t_start, s.spec.scf.max_seconds) {
         Ok(w) => Some(w),
         Err(e) => return out.fail(&e),
@@ -630,8 +642,8 @@ fn run_scf(
                 file,
                 &s.model,
                 &s.basis,
-                s.params.nbands,
-                s.params.seed,
+                (s.params.nbands, s.params.seed),
+                tuning.checkpoint,
             );
             match r {
                 Ok(r) => {
@@ -671,9 +683,8 @@ fn run_scf(
     );
     let mut par = ParallelReport::gather(
         &s.basis.parallel,
-        s.model.nspin(),
-        s.basis.kpoints.len(),
-        place.threads,
+        (s.model.nspin(), s.basis.kpoints.len()),
+        (place.threads, tuning.band_algorithm),
         projection,
         place.oversubscription().into_iter().collect(),
     );
@@ -783,7 +794,7 @@ fn run_relax(
     mut spec: input::RunSpec,
     input: &Path,
     json: Option<PathBuf>,
-    checkpoint: &CheckpointArgs,
+    (checkpoint, tuning): (&CheckpointArgs, Tuning),
     out: &Output,
     world: Arc<dyn planewave_comm::Communicator>,
     place: launch::Placement,
@@ -815,6 +826,7 @@ fn run_relax(
             Err(e) => return out.fail(&e),
         },
         restart,
+        tuning,
     };
     let opts = spec.relax.clone();
     match setup::build_on(spec.clone(), world.clone()) {

@@ -757,3 +757,43 @@ fn rank_order_flag_sets_the_layout_it_prints() {
         );
     }
 }
+
+#[test]
+fn tuning_variables_with_unusable_values_are_one_error_each() {
+    let c = si_case("tuning_env");
+    c.write("si.toml", SI);
+    for (var, value, says) in [
+        (
+            "PLANEWAVE_BAND_ALGORITHM",
+            "spiral",
+            "unknown band algorithm \"spiral\" (known: ",
+        ),
+        (
+            "PLANEWAVE_CHECKPOINT_TRANSPORT",
+            "carrier",
+            "'carrier': use 'group' or 'world'",
+        ),
+        (
+            "PLANEWAVE_CHECKPOINT_BLOCK_MIB",
+            "-1",
+            "give a positive size in MiB",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_planewave"))
+            .args(["run", "si.toml"])
+            .env(var, value)
+            .current_dir(&c.dir)
+            .output()
+            .expect("the planewave binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{var}: {stderr}");
+        assert!(stderr.starts_with(&format!("error: {var}")), "{stderr}");
+        assert_mentions(&stderr, &[says, "\n  hint: unset it"]);
+        assert_eq!(
+            stderr.lines().filter(|l| l.starts_with("error:")).count(),
+            1
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(c.json_files().is_empty(), "{var}: results written");
+    }
+}

@@ -127,12 +127,12 @@ pub struct ParallelReport {
 
 impl ParallelReport {
     /// Gather the report over the world of `par` (collective). `threads`: threads per rank;
-    /// `extra_advice`: remarks from the launcher (oversubscribed cores).
+    /// `band_algorithm`: the band groups' products; `extra_advice`: remarks from the launcher
+    /// (oversubscribed cores).
     pub fn gather(
         par: &Parallel,
-        nspin: usize,
-        nkpoints: usize,
-        threads: usize,
+        (nspin, nkpoints): (usize, usize),
+        (threads, band_algorithm): (usize, crate::tuning::BandAlgorithm),
         projection: Projection,
         extra_advice: Vec<String>,
     ) -> Self {
@@ -195,9 +195,9 @@ impl ParallelReport {
                 waiting_s: b_wait,
                 efficiency: share(b_compute, compute),
                 note: if b > 1 {
-                    let algo =
-                        crate::eigensolver::band_algorithm().map_or_else(|e| e, |a| a.to_string());
-                    format!("bands dealt round-robin over {b} groups (band products: {algo})")
+                    format!(
+                        "bands dealt round-robin over {b} groups (band products: {band_algorithm})"
+                    )
                 } else {
                     "bands not distributed".into()
                 },

@@ -40,5 +40,6 @@ pub mod stop;
 pub mod stress;
 pub mod symmetry;
 pub mod terms;
+pub mod tuning;
 pub mod workflow;
 pub mod xc;

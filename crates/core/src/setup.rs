@@ -355,6 +355,7 @@ pub fn build_following(
         energy_tolerance: spec.scf.energy_tolerance,
         density_tolerance: spec.scf.density_tolerance,
         max_iterations: spec.scf.max_iterations,
+        tuning: Default::default(),
         policies: Policies::standard(AndersonKerker {
             beta: spec.scf.mixing.beta,
             depth: spec.scf.mixing.depth,

@@ -14,7 +14,7 @@
 //! Contract:
 //! - [`write()`] and [`read()`] are collective on the world communicator (every rank calls them
 //!   at the same point). World rank 0 does all file I/O; bands travel in blocks of at most
-//!   [`block_bytes`] (1 MiB), so no rank ever holds more than one block of another rank's bands.
+//!   [`Transfer::block_bytes`] (1 MiB by default), so no rank ever holds more than one block of another rank's bands.
 //! - The file does not depend on the layout that wrote it (plane waves sorted by Miller index),
 //!   and [`read()`] maps it onto any layout, cutoff or cell by Miller index (plane waves missing
 //!   from the file start at zero, those not in the current sphere are dropped), through an
@@ -29,31 +29,18 @@ pub mod transport;
 mod write;
 
 pub use read::{read, read_meta, Restart};
+pub use transport::{Transfer, Transport};
 pub use write::{write, Snapshot};
 
 use crate::model::Model;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// Largest block of bands moved to or from the writer at once (bytes of coefficients), unless
-/// [`BLOCK_ENV`] says otherwise. Measured on si64 Γ (28.6 MiB file, 1 and 2 ranks): writes took
+/// Largest block of bands moved to or from the writer at once (bytes of coefficients) by
+/// default ([`Transfer::block_bytes`]). Measured on si64 Γ (28.6 MiB file, 1 and 2 ranks): writes took
 /// 0.08-0.11 s with 1 MiB blocks against 0.11-0.17 s with 16 MiB, and 64 MiB blocks raised rank
 /// 0's peak memory by 19 MB at 2 ranks.
 pub const BLOCK_BYTES: usize = 1 << 20;
-/// Environment variable: the block size in MiB (for measurements; the same on every rank).
-pub const BLOCK_ENV: &str = "PLANEWAVE_CHECKPOINT_BLOCK_MIB";
-
-/// The block size in bytes: [`BLOCK_ENV`] when set to a positive number, else [`BLOCK_BYTES`].
-pub fn block_bytes() -> usize {
-    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *BYTES.get_or_init(|| {
-        std::env::var(BLOCK_ENV)
-            .ok()
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|&m| m > 0.0)
-            .map_or(BLOCK_BYTES, |m| ((m * 1048576.0) as usize).max(16))
-    })
-}
 
 /// A k-point of the file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -200,7 +187,7 @@ fn bands_section(s: usize, k: usize) -> String {
     format!("bands/{s}/{k}")
 }
 
-/// Bands per block for plane waves of `npw` coefficients.
-fn block_bands(npw: usize) -> usize {
-    (block_bytes() / (16 * npw.max(1))).max(1)
+/// Bands per block of `block_bytes` for plane waves of `npw` coefficients.
+fn block_bands(npw: usize, block_bytes: usize) -> usize {
+    (block_bytes / (16 * npw.max(1))).max(1)
 }

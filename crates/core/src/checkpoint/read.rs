@@ -2,15 +2,14 @@
 //!
 //! World rank 0 opens and verifies the file (every checksum) before anything is used, then
 //! broadcasts the metadata; every rank checks it against its input. Arrays then travel from
-//! rank 0 in pieces of at most [`block_bytes()`]: first the Miller indices of the density sphere
+//! rank 0 in pieces of at most [`Transfer::block_bytes`]: first the Miller indices of the density sphere
 //! and of each k-point, from which every rank builds, once, the list of (file entry, local
 //! entry) pairs it needs; then the coefficients, which each rank copies through that list.
 
 use super::format::{c64_from, millers_from, FileReader};
-use super::transport::{group_leaders, Route, Transport};
+use super::transport::{group_leaders, Route, Transfer, Transport};
 use super::{
-    bands_section, block_bands, block_bytes, density_section, input_digest, kpoint_section,
-    structure, Meta,
+    bands_section, block_bands, density_section, input_digest, kpoint_section, structure, Meta,
 };
 use crate::bands::BandScalar;
 use crate::basis::{Basis, Kpoint};
@@ -35,23 +34,25 @@ pub struct Restart {
     pub notes: Vec<String>,
 }
 
-/// Read `path` for (`model`, `basis`) with `nbands` bands; bands the file lacks start from the
-/// random start of `seed`. Collective on the world communicator.
+/// Read `path` for (`model`, `basis`) with `nbands` bands, moving its arrays as `transfer`
+/// says; bands the file lacks start from the random start of `seed`. Collective on the world
+/// communicator.
 pub fn read(
     path: &Path,
     model: &Model,
     basis: &Basis,
-    nbands: usize,
-    seed: u64,
+    (nbands, seed): (usize, u64),
+    transfer: Transfer,
 ) -> Result<Restart, String> {
     let world = basis.parallel.world().clone();
     let (mut reader, meta) = open_shared(path, world.as_ref())?;
     let notes = check(path, &meta, model, basis)?;
-    let kind = Transport::from_env()?;
+    let kind = transfer.transport;
     let mut io = Io {
         reader: reader.as_mut(),
         world: world.as_ref(),
         error: None,
+        block_bytes: transfer.block_bytes,
     };
     let density_g = read_density(&mut io, &meta, basis);
     let frac: Vec<[f64; 3]> = meta.kpoints.iter().map(|k| k.frac).collect();
@@ -173,6 +174,8 @@ struct Io<'a> {
     reader: Option<&'a mut FileReader<Meta>>,
     world: &'a dyn Communicator,
     error: Option<String>,
+    /// Largest piece moved at once (bytes).
+    block_bytes: usize,
 }
 
 impl Io<'_> {
@@ -221,7 +224,7 @@ impl Io<'_> {
             name,
             ("i32x3", 12),
             0..count,
-            block_bytes() / 12,
+            self.block_bytes / 12,
             |first, bytes| {
                 for (f, m) in millers_from(bytes).into_iter().enumerate() {
                     if let Some(&i) = local.get(&m) {
@@ -269,7 +272,7 @@ fn read_density(io: &mut Io<'_>, meta: &Meta, basis: &Basis) -> Vec<Vec<Complex6
         .map(|s| {
             let mut g = vec![Complex64::default(); basis.rho_millers.len()];
             let mut next = 0;
-            let piece = block_bytes() / 16;
+            let piece = io.block_bytes / 16;
             io.stream(
                 &everyone,
                 &density_section(s),
@@ -359,7 +362,7 @@ fn read_block<T: BandScalar>(
         Mat::zeros(0, 0)
     };
     let stored = meta.nbands.min(nbands);
-    let per_block = block_bands(npw);
+    let per_block = block_bands(npw, io.block_bytes);
     let name = bands_section(s, k);
     io.stream(
         route,

@@ -1,7 +1,8 @@
 //! How a (spin, k) block's arrays travel between world rank 0 (which does the file I/O) and the
 //! ranks that hold the block.
 //!
-//! Two strategies behind one type, chosen by `PLANEWAVE_CHECKPOINT_TRANSPORT`:
+//! Two strategies behind one type, chosen by the caller's [`Transfer`] (the CLI reads it from
+//! `PLANEWAVE_CHECKPOINT_TRANSPORT`):
 //! - `group` (default): only the owning k-point group and rank 0 take part. Writing gathers
 //!   over the group to its leader (the group's rank 0), which sends the block to rank 0 in two
 //!   messages; reading sends each piece from rank 0 to the leader, which broadcasts it in the
@@ -17,8 +18,6 @@
 use crate::parallel::Parallel;
 use planewave_comm::{CommClass, CommExt, Communicator, Element};
 
-/// Environment variable choosing the strategy: `group` or `world`.
-pub const TRANSPORT_ENV: &str = "PLANEWAVE_CHECKPOINT_TRANSPORT";
 /// Tag of the point-to-point messages between rank 0 and a group leader.
 const TAG: u32 = 0x434b;
 
@@ -31,15 +30,31 @@ pub enum Transport {
     World,
 }
 
-impl Transport {
-    /// From [`TRANSPORT_ENV`] (default [`Transport::Group`]); an unknown value is an error.
-    pub fn from_env() -> Result<Self, String> {
-        match std::env::var(TRANSPORT_ENV).as_deref() {
-            Err(_) | Ok("group") => Ok(Transport::Group),
-            Ok("world") => Ok(Transport::World),
-            Ok(other) => Err(format!(
-                "{TRANSPORT_ENV} = '{other}': use 'group' or 'world'"
-            )),
+impl std::str::FromStr for Transport {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "group" => Ok(Transport::Group),
+            "world" => Ok(Transport::World),
+            other => Err(format!("'{other}': use 'group' or 'world'")),
+        }
+    }
+}
+
+/// How a checkpoint's arrays move: the strategy and the largest block of bands moved at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    /// The strategy.
+    pub transport: Transport,
+    /// Largest block of bands moved to or from the writer at once (bytes of coefficients).
+    pub block_bytes: usize,
+}
+
+impl Default for Transfer {
+    fn default() -> Self {
+        Self {
+            transport: Transport::Group,
+            block_bytes: super::BLOCK_BYTES,
         }
     }
 }

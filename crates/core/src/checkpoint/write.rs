@@ -2,13 +2,13 @@
 //!
 //! The density is gathered over each G-vector group (every group holds the same one) and written
 //! sorted by Miller index. For every (spin, k) block the owners' Miller indices are gathered
-//! once, then its bands travel to rank 0 in blocks of at most [`super::block_bytes`] (each owning rank
+//! once, then its bands travel to rank 0 in blocks of at most [`Transfer::block_bytes`] (each owning rank
 //! sends the bands of the block it holds, over its local plane waves), where they are placed in
 //! sorted plane-wave order and streamed to the file. A failed write on rank 0 is carried to the
 //! end of the protocol, so that every rank returns the same error.
 
 use super::format::{c64_bytes, millers_bytes, FileWriter};
-use super::transport::{group_leaders, Route, Transport};
+use super::transport::{group_leaders, Route, Transfer};
 use super::{
     bands_section, block_bands, density_section, input_digest, kpoint_section, structure,
     KpointMeta, Meta,
@@ -47,6 +47,8 @@ pub struct Snapshot<'a, T> {
 struct Sink {
     w: Option<FileWriter>,
     error: Option<String>,
+    /// Largest block of bands moved at once (bytes).
+    block_bytes: usize,
 }
 
 impl Sink {
@@ -73,12 +75,14 @@ impl Sink {
     }
 }
 
-/// Write `snap` to `path` (replacing it atomically). Collective on the world communicator.
+/// Write `snap` to `path` (replacing it atomically), moving the bands as `transfer` says.
+/// Collective on the world communicator.
 pub fn write<T: BandScalar>(
     path: &Path,
     model: &Model,
     basis: &Basis,
     snap: &Snapshot<'_, T>,
+    transfer: Transfer,
 ) -> Result<(), String> {
     let world = basis.parallel.world().clone();
     let opened = if world.rank() == 0 {
@@ -86,9 +90,13 @@ pub fn write<T: BandScalar>(
     } else {
         Ok(None)
     };
-    let opened = opened.and_then(|w| Transport::from_env().map(|t| (w, t)));
-    let (w, kind) = agree_on(world.as_ref(), opened).map_err(|e| e.error)?;
-    let mut sink = Sink { w, error: None };
+    let w = agree_on(world.as_ref(), opened).map_err(|e| e.error)?;
+    let kind = transfer.transport;
+    let mut sink = Sink {
+        w,
+        error: None,
+        block_bytes: transfer.block_bytes,
+    };
     write_density(&mut sink, basis, snap.density_g);
     let leaders = group_leaders(&basis.parallel);
     let mut kpoints = Vec::new();
@@ -226,7 +234,7 @@ fn write_block<T: BandScalar>(
     let nb = snap.nbands;
     sink.begin(&bands_section(s, k), "c64", nb * npw);
     let my_bands = par.local_bands(nb);
-    let per_block = block_bands(npw);
+    let per_block = block_bands(npw, sink.block_bytes);
     for b0 in (0..nb).step_by(per_block) {
         let b1 = (b0 + per_block).min(nb);
         let cols: Vec<usize> = if owner {

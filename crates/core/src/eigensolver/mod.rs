@@ -95,15 +95,19 @@ impl Eigensolver {
 
 impl Eigensolver {
     /// [`Eigensolver::solve`] with the bands dealt over the band group `band` (`x0`: this
-    /// rank's columns of `nb` bands; the result's vectors likewise), at least one iteration;
-    /// `grid` is every rank of the k-point group (band x G), over which the subspace
-    /// eigenproblems are solved. Only Davidson has a band-distributed form. Collective over
-    /// `grid`.
+    /// rank's columns of `nb` bands; the result's vectors likewise), their products formed by
+    /// `algo`, at least one iteration; `grid` is every rank of the k-point group (band x G),
+    /// over which the subspace eigenproblems are solved. Only Davidson has a band-distributed
+    /// form. Collective over `grid`.
     #[allow(clippy::too_many_arguments)]
     pub fn solve_bands<T: Scalar>(
         self,
         op: &impl BlockOperator<T>,
-        (band, grid): (&Arc<dyn Communicator>, &Arc<dyn Communicator>),
+        (band, grid, algo): (
+            &Arc<dyn Communicator>,
+            &Arc<dyn Communicator>,
+            BandAlgorithm,
+        ),
         x0: Mat<T>,
         nb: usize,
         tol: f64,
@@ -121,7 +125,6 @@ impl Eigensolver {
             n_occupied,
             empty_only: Some(davidson::EMPTY_ONLY_ITERATIONS),
         };
-        let algo = band_algorithm()?;
         planewave_linalg::subspace::SolverRequest::from_env().map_err(|e| e.to_string())?;
         Ok(davidson_bands::davidson_bands(
             op,
@@ -134,21 +137,6 @@ impl Eigensolver {
             maxiter,
             dim_factor,
         ))
-    }
-}
-
-/// Environment variable naming the band groups' product algorithm (`reduce`, `ring-natural`,
-/// `ring-oddeven` or `gather`; see [`BandAlgorithm`]).
-pub const BAND_ALGORITHM_ENV: &str = "PLANEWAVE_BAND_ALGORITHM";
-
-/// The band groups' product algorithm: [`BAND_ALGORITHM_ENV`] if set, else `reduce`.
-pub fn band_algorithm() -> Result<BandAlgorithm, String> {
-    match std::env::var(BAND_ALGORITHM_ENV) {
-        Ok(name) => name
-            .trim()
-            .parse()
-            .map_err(|e| format!("{BAND_ALGORITHM_ENV}: {e}")),
-        Err(_) => Ok(BandAlgorithm::Reduce),
     }
 }
 

@@ -95,6 +95,8 @@ pub struct Resume {
     /// A checkpoint to start the first SCF from (its structure should already be the input's:
     /// see [`crate::checkpoint::Meta::apply_structure`]).
     pub restart: Option<PathBuf>,
+    /// The algorithm choices of every ionic step's SCF.
+    pub tuning: crate::tuning::Tuning,
 }
 
 /// Callbacks of a relaxation: SCF iterations, finished ionic steps.
@@ -381,6 +383,7 @@ pub fn run_resumable(
         let mut setup = setup;
         setup.params.checkpoint = resume.checkpoint.clone();
         setup.params.stop = resume.stop.clone();
+        setup.params.tuning = resume.tuning;
         let start = match (&previous, &resume.restart) {
             (Some((s, r)), _) => Some(ScfStart::from_previous(
                 &s.model,
@@ -394,8 +397,8 @@ pub fn run_resumable(
                     path,
                     &setup.model,
                     &setup.basis,
-                    setup.params.nbands,
-                    setup.params.seed,
+                    (setup.params.nbands, setup.params.seed),
+                    resume.tuning.checkpoint,
                 )?
                 .start,
             ),

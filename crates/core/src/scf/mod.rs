@@ -51,6 +51,8 @@ pub struct ScfParams {
     pub max_iterations: usize,
     /// The eigensolver tolerance rule, the convergence test and the density mixing.
     pub policies: Policies,
+    /// Algorithm choices that do not change results (band products, checkpoint transfers).
+    pub tuning: crate::tuning::Tuning,
     /// Seed of the random starting wavefunctions.
     pub seed: u64,
     /// The iterative eigensolver.
@@ -306,16 +308,16 @@ pub fn run_observed(
     }
 }
 
-/// Write `snap` to the plan's checkpoint, timed in `timings.checkpoint`. Collective.
+/// Write `snap` to the checkpoint of `params`, timed in `timings.checkpoint`. Collective.
 fn save<T: BandScalar>(
-    plan: &CheckpointPlan,
+    (plan, params): (&CheckpointPlan, &ScfParams),
     model: &Model,
     basis: &Basis,
     snap: &Snapshot<'_, T>,
     timings: &mut Timings,
 ) -> Result<(), String> {
     let t0 = Instant::now();
-    checkpoint::write(&plan.path, model, basis, snap)?;
+    checkpoint::write(&plan.path, model, basis, snap, params.tuning.checkpoint)?;
     timings.checkpoint += t0.elapsed().as_secs_f64();
     Ok(())
 }
@@ -464,7 +466,7 @@ fn run_with<T: BandScalar>(
             converged: end.converged,
             energy: end.energies.total(),
         };
-        save(plan, model, basis, &snap, &mut rec.timings)?;
+        save((plan, params), model, basis, &snap, &mut rec.timings)?;
     }
     rec.timings.total = t_start.elapsed().as_secs_f64();
     let magnetization = end.density.magnetization(basis);
@@ -687,7 +689,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
                         converged: false,
                         energy: e,
                     };
-                    save(plan, model, basis, &snap, &mut rec.timings)?;
+                    save((plan, params), model, basis, &snap, &mut rec.timings)?;
                 }
             }
             last = Some((energies, exact, eig, occ, rho_out));
@@ -748,7 +750,11 @@ impl<'a, T: BandScalar> Engine<'a, T> {
                     if par.band_groups() > 1 {
                         params.eigensolver.solve_bands(
                             h,
-                            (par.band_comm(), par.kgroup_comm()),
+                            (
+                                par.band_comm(),
+                                par.kgroup_comm(),
+                                params.tuning.band_algorithm,
+                            ),
                             x0,
                             params.nbands,
                             tol,

@@ -1,0 +1,28 @@
+//! Choices of algorithm that never change a result, as one value the caller passes: the band
+//! groups' product algorithm and how checkpoints move their arrays.
+//!
+//! Contract: library code reads no environment variable to make these choices; the CLI fills a
+//! [`Tuning`] from the environment (the README's table), and a library user builds one or
+//! takes the default, which is what an empty environment gives. It travels in
+//! [`crate::scf::ScfParams::tuning`] and must be the same on every rank.
+
+use crate::checkpoint::Transfer;
+pub use planewave_linalg::BandAlgorithm;
+
+/// The algorithm choices of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tuning {
+    /// How band groups form their products (rotations and overlaps).
+    pub band_algorithm: BandAlgorithm,
+    /// How checkpoints move bands between rank 0 and their owners.
+    pub checkpoint: Transfer,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Self {
+            band_algorithm: BandAlgorithm::Reduce,
+            checkpoint: Transfer::default(),
+        }
+    }
+}
