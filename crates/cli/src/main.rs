@@ -533,7 +533,8 @@ fn calculation(
     if checkpoint.checkpoint_every == Some(0) {
         return fail("error: --checkpoint-every must be at least 1");
     }
-    let tuning = match tuning_env::from_env() {
+    let env = tuning_env::from_env().and_then(|t| Ok((t, tuning_env::strategies()?)));
+    let (tuning, strategies) = match env {
         Ok(t) => t,
         Err(e) => {
             return fail(&format!(
@@ -549,6 +550,7 @@ fn calculation(
             Err(e) => return out.fail(&e.to_string()),
         };
         parallel.apply(&mut spec);
+        tuning_env::apply_strategies(&mut spec, &strategies);
         if relax || spec.relax.requested {
             run_relax(spec, input, json.clone(), run, &out, world, place)
         } else {

@@ -1,7 +1,11 @@
-//! The run's [`Tuning`] from the environment: the CLI is the one place that reads these
-//! variables (README, "Environment variables"); a value it cannot use is an error that names
-//! the variable and what it takes.
+//! The run's [`Tuning`] from the environment, and the communication strategies the environment
+//! gives where the input leaves them out: the CLI is the one place that reads these variables
+//! (README, "Environment variables"); a value it cannot use is an error that names the
+//! variable and what it takes.
 
+use planewave_comm::strategies::AlltoallvChoice;
+use planewave_comm::sum::SumChoice;
+use planewave_core::input::RunSpec;
 use planewave_core::tuning::Tuning;
 
 /// Band groups' product algorithm.
@@ -10,6 +14,35 @@ const BAND_ALGORITHM: &str = "PLANEWAVE_BAND_ALGORITHM";
 const CHECKPOINT_TRANSPORT: &str = "PLANEWAVE_CHECKPOINT_TRANSPORT";
 /// Checkpoint block size in MiB.
 const CHECKPOINT_BLOCK_MIB: &str = "PLANEWAVE_CHECKPOINT_BLOCK_MIB";
+/// All-to-all-v strategy of the transposes, where the input has no `[parallel] alltoallv`.
+const ALLTOALLV: &str = "PLANEWAVE_ALLTOALLV";
+/// Sum over k-point groups, where the input has no `[parallel] kpoint_sum`.
+const KPOINT_SUM: &str = "PLANEWAVE_KPOINT_SUM";
+
+/// The strategies the environment names, checked: (all-to-all-v, k-point sum).
+pub fn strategies() -> Result<(Option<String>, Option<String>), String> {
+    let alltoallv = var(ALLTOALLV);
+    if let Some(v) = &alltoallv {
+        v.parse::<AlltoallvChoice>()
+            .map_err(|e| format!("{ALLTOALLV}: {e}"))?;
+    }
+    let sum = var(KPOINT_SUM);
+    if let Some(v) = &sum {
+        v.parse::<SumChoice>()
+            .map_err(|e| format!("{KPOINT_SUM}: {e}"))?;
+    }
+    Ok((alltoallv, sum))
+}
+
+/// `spec` with the environment's strategies where the input has none.
+pub fn apply_strategies(spec: &mut RunSpec, (alltoallv, sum): &(Option<String>, Option<String>)) {
+    if spec.parallel.alltoallv.is_none() {
+        spec.parallel.alltoallv.clone_from(alltoallv);
+    }
+    if spec.parallel.kpoint_sum.is_none() {
+        spec.parallel.kpoint_sum.clone_from(sum);
+    }
+}
 
 /// The value of `name` when set and not blank.
 fn var(name: &str) -> Option<String> {

@@ -759,7 +759,7 @@ fn rank_order_flag_sets_the_layout_it_prints() {
 }
 
 #[test]
-fn tuning_variables_with_unusable_values_are_one_error_each() {
+fn tuning_and_strategy_variables_with_unusable_values_are_one_error_each() {
     let c = si_case("tuning_env");
     c.write("si.toml", SI);
     for (var, value, says) in [
@@ -777,6 +777,16 @@ fn tuning_variables_with_unusable_values_are_one_error_each() {
             "PLANEWAVE_CHECKPOINT_BLOCK_MIB",
             "-1",
             "give a positive size in MiB",
+        ),
+        (
+            "PLANEWAVE_ALLTOALLV",
+            "carrier",
+            "unknown all-to-all-v strategy 'carrier'",
+        ),
+        (
+            "PLANEWAVE_KPOINT_SUM",
+            "carrier",
+            "unknown k-point sum strategy 'carrier'",
         ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_planewave"))

@@ -7,8 +7,8 @@
 //!   all-gather (Rabenseifner's split; each rank reduces only its share, which pays on long
 //!   messages and many ranks).
 //!
-//! The algorithm is chosen like the all-to-all-v strategies: from the input, from
-//! `PLANEWAVE_KPOINT_SUM`, or by [`autotune`], which times both on the real message size and
+//! The algorithm is chosen like the all-to-all-v strategies: by the caller (the CLI takes it
+//! from the input or `PLANEWAVE_KPOINT_SUM`), or by [`autotune`], which times both on the real message size and
 //! lets rank 0 decide for everyone. The two differ only in rounding (1 ulp per element at most).
 
 use crate::communicator::{CommClass, Communicator};
@@ -17,9 +17,6 @@ use crate::ext::CommExt;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Instant;
-
-/// Environment variable that picks the k-point-group sum strategy.
-pub const SUM_ENV: &str = "PLANEWAVE_KPOINT_SUM";
 
 /// How to sum a buffer over a group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -78,10 +75,9 @@ impl FromStr for SumChoice {
     }
 }
 
-/// The choice of `config` (input), else of `PLANEWAVE_KPOINT_SUM`, else the native allreduce.
+/// The choice of `config`, else the native allreduce.
 pub fn sum_choice(config: Option<&str>) -> Result<SumChoice, String> {
-    let env = std::env::var(SUM_ENV).ok().filter(|v| !v.trim().is_empty());
-    match config.or(env.as_deref()) {
+    match config {
         Some(s) => s.parse(),
         None => Ok(SumChoice::Fixed(SumAlgorithm::Allreduce)),
     }

@@ -4,9 +4,9 @@
 //! [`Communicator::alltoallv_raw`] (block `d` of `send` to rank `d`, blocks in `recv` in source
 //! rank order) and gives bit-identical results; strategies differ only in the messages they
 //! use. A strategy is bound to one communicator ([`AlltoallvAlgorithm::build`] is collective on
-//! it, since the node-aggregated one splits it by node once). The choice for a call site comes,
-//! in this order, from the input (`config`), from the environment variable
-//! `PLANEWAVE_ALLTOALLV=native|p2p|node|pairwise|nonblocking|auto`, or defaults to native;
+//! it, since the node-aggregated one splits it by node once). The choice for a call site is the
+//! caller's (`config`: `native|p2p|node|pairwise|nonblocking|auto`; the CLI takes it from the
+//! input or `PLANEWAVE_ALLTOALLV`), else native;
 //! `auto` times the candidates on the call site's real counts ([`autotune`]) and logs its
 //! choice on rank 0.
 
@@ -22,9 +22,6 @@ use crate::element::{Element, Slice, SliceMut};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
-
-/// The environment variable that picks the all-to-all-v strategy.
-pub const ALLTOALLV_ENV: &str = "PLANEWAVE_ALLTOALLV";
 
 /// Tags used by the point-to-point based strategies (above the range planewave uses).
 pub(crate) const TAG_P2P: u32 = 0xFFF0_0001;
@@ -143,7 +140,7 @@ impl AlltoallvAlgorithm {
         AlltoallvAlgorithm::Nonblocking,
     ];
 
-    /// Name as written in inputs and `PLANEWAVE_ALLTOALLV`.
+    /// Name as written in inputs (and `PLANEWAVE_ALLTOALLV` for the CLI).
     pub fn name(self) -> &'static str {
         match self {
             AlltoallvAlgorithm::Native => "native",
@@ -215,15 +212,11 @@ impl FromStr for AlltoallvChoice {
     }
 }
 
-/// The setting for a call site: `config` (from the input) if given, else
-/// `PLANEWAVE_ALLTOALLV`, else native.
+/// The setting for a call site: `config` if given, else native.
 pub fn alltoallv_choice(config: Option<&str>) -> Result<AlltoallvChoice, String> {
-    if let Some(c) = config {
-        return c.parse();
-    }
-    match std::env::var(ALLTOALLV_ENV) {
-        Ok(v) if !v.trim().is_empty() => v.parse().map_err(|e| format!("{ALLTOALLV_ENV}: {e}")),
-        _ => Ok(AlltoallvChoice::Fixed(AlltoallvAlgorithm::Native)),
+    match config {
+        Some(c) => c.parse(),
+        None => Ok(AlltoallvChoice::Fixed(AlltoallvAlgorithm::Native)),
     }
 }
 
