@@ -533,7 +533,9 @@ fn calculation(
     if checkpoint.checkpoint_every == Some(0) {
         return fail("error: --checkpoint-every must be at least 1");
     }
-    let env = tuning_env::from_env().and_then(|t| Ok((t, tuning_env::strategies()?)));
+    let env = tuning_env::set_linalg_defaults()
+        .and_then(|()| tuning_env::from_env())
+        .and_then(|t| Ok((t, tuning_env::strategies()?)));
     let (tuning, strategies) = match env {
         Ok(t) => t,
         Err(e) => {

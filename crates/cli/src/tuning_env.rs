@@ -44,6 +44,18 @@ pub fn apply_strategies(spec: &mut RunSpec, (alltoallv, sum): &(Option<String>, 
     }
 }
 
+/// The dense-kernel back end and the subspace solver the environment names, set as
+/// planewave-linalg's process-wide defaults (`PLANEWAVE_LINALG_BACKEND`,
+/// `PLANEWAVE_SUBSPACE_SOLVER`).
+pub fn set_linalg_defaults() -> Result<(), String> {
+    use planewave_linalg::subspace::{set_solver_request, SolverRequest};
+    if let Some(b) = planewave_linalg::backend_from_env()? {
+        planewave_linalg::set_default_backend(b);
+    }
+    set_solver_request(SolverRequest::from_env().map_err(|e| e.0)?);
+    Ok(())
+}
+
 /// The value of `name` when set and not blank.
 fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())

@@ -788,6 +788,16 @@ fn tuning_and_strategy_variables_with_unusable_values_are_one_error_each() {
             "carrier",
             "unknown k-point sum strategy 'carrier'",
         ),
+        (
+            "PLANEWAVE_LINALG_BACKEND",
+            "carrier",
+            "unknown linalg back end 'carrier'",
+        ),
+        (
+            "PLANEWAVE_SUBSPACE_SOLVER",
+            "carrier",
+            "expected redundant, scalapack or auto",
+        ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_planewave"))
             .args(["run", "si.toml"])

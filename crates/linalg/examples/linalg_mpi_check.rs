@@ -21,6 +21,12 @@ fn main() {
     });
     install_abort_on_panic();
     let world: Arc<dyn Communicator> = universe.world();
+    // This program takes the default back end from the environment, as the planewave CLI does.
+    match planewave_linalg::backend_from_env() {
+        Ok(Some(b)) => planewave_linalg::set_default_backend(b),
+        Ok(None) => {}
+        Err(e) => world.fail(&format!("linalg mpi_check: {e}")),
+    }
     match run_selfcheck(world.clone()) {
         Ok(summary) => {
             if world.is_root() {

@@ -2,8 +2,10 @@
 //!
 //! Contract: [`Backend::Faer`] (pure Rust, always built) is the default. [`Backend::Lapack`]
 //! (the system OpenBLAS through the `lapack` and `blas` crates) exists only with the cargo
-//! feature `lapack`. The process-wide default is [`set_default_backend`], else the environment
-//! variable `PLANEWAVE_LINALG_BACKEND=faer|lapack` (read once), else faer. Every kernel also has
+//! feature `lapack`. The process-wide default is what the program set with
+//! [`set_default_backend`] (the planewave CLI and this crate's programs take it from
+//! `PLANEWAVE_LINALG_BACKEND=faer|lapack`, [`BACKEND_ENV`]), else faer; the library reads no
+//! environment variable. Every kernel also has
 //! an explicit-back-end form (`Scalar::*_with`), so one run can compare both. Both back ends
 //! pass the same tests; their results agree to rounding, not bit for bit.
 
@@ -11,7 +13,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-/// The environment variable that picks the default back end.
+/// The environment variable from which programs take the default back end.
 pub const BACKEND_ENV: &str = "PLANEWAVE_LINALG_BACKEND";
 
 /// A dense-kernel implementation.
@@ -83,22 +85,23 @@ pub fn set_default_backend(b: Backend) {
     DEFAULT.store(code(b), Ordering::Relaxed);
 }
 
-/// The process-wide default back end (see the module documentation). An unusable value of
-/// `PLANEWAVE_LINALG_BACKEND` is reported once on stderr and faer is used.
+/// The process-wide default back end: the one set with [`set_default_backend`], else faer.
 pub fn default_backend() -> Backend {
     match DEFAULT.load(Ordering::Relaxed) {
-        1 => return Backend::Faer,
         #[cfg(feature = "lapack")]
-        2 => return Backend::Lapack,
-        _ => {}
-    }
-    let b = match std::env::var(BACKEND_ENV) {
-        Ok(v) if !v.trim().is_empty() => v.parse().unwrap_or_else(|e| {
-            eprintln!("planewave-linalg: {BACKEND_ENV}: {e}; using faer");
-            Backend::Faer
-        }),
+        2 => Backend::Lapack,
         _ => Backend::Faer,
-    };
-    set_default_backend(b);
-    b
+    }
+}
+
+/// The back end named in [`BACKEND_ENV`] (None when unset or blank), for programs; an
+/// unusable name is an error naming the variable.
+pub fn backend_from_env() -> Result<Option<Backend>, String> {
+    match std::env::var(BACKEND_ENV) {
+        Ok(v) if !v.trim().is_empty() => v
+            .parse()
+            .map(Some)
+            .map_err(|e| format!("{BACKEND_ENV}: {e}")),
+        _ => Ok(None),
+    }
 }

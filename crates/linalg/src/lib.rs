@@ -41,7 +41,7 @@ mod scratch;
 pub mod selfcheck;
 pub mod subspace;
 
-pub use backend::{default_backend, set_default_backend, Backend, BACKEND_ENV};
+pub use backend::{backend_from_env, default_backend, set_default_backend, Backend, BACKEND_ENV};
 pub use band_dist::{
     overlap_stack, overlap_stack_with, rotate_stack, rotate_stack_into, rotate_upper_into,
     BandAlgorithm, BandDistBlock,

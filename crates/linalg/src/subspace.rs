@@ -22,6 +22,7 @@ use crate::scalapack::scalapack_eigen;
 use crate::scalar::{LinalgError, Scalar};
 use faer::{Mat, MatRef};
 use planewave_comm::{CommClass, CommExt, Communicator};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Copy rank `root`'s `m` to every rank (every rank passes a matrix of the same shape).
 pub fn broadcast_mat<T: Scalar>(
@@ -109,8 +110,9 @@ pub fn redundant_cholesky<T: Scalar>(
     Ok((l, inv))
 }
 
-/// Selects the subspace eigensolver of [`eigen`]: `redundant`, `scalapack` or `auto` (the
-/// default). Must be the same on every rank (mpirun forwards the environment).
+/// The environment variable from which programs take the subspace solver request
+/// (`redundant`, `scalapack` or `auto`, the default; [`set_solver_request`]). Must be the same
+/// on every rank (mpirun forwards the environment).
 pub const SUBSPACE_SOLVER_ENV: &str = "PLANEWAVE_SUBSPACE_SOLVER";
 
 /// Smallest dimension for which `auto` solves with ScaLAPACK (groups of 2 or more MPI ranks,
@@ -140,7 +142,7 @@ pub const SUBSPACE_SOLVER_ENV: &str = "PLANEWAVE_SUBSPACE_SOLVER";
 /// measurement on an idle machine (an earlier one on a loaded machine, where ScaLAPACK's ranks
 /// wait on descheduled peers, had it 1.1x behind at 512 and level from 768 on). More ranks per
 /// group should lower the crossover; measure it on the target machine with the example and
-/// override with [`SUBSPACE_SOLVER_ENV`].
+/// override with [`set_solver_request`].
 pub const SCALAPACK_MIN_DIM: usize = 512;
 
 /// Which solver [`eigen`] runs.
@@ -152,7 +154,7 @@ pub enum EigenSolver {
     Scalapack,
 }
 
-/// The request in [`SUBSPACE_SOLVER_ENV`].
+/// Which solver [`eigen`] should run: the process-wide request ([`set_solver_request`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SolverRequest {
     /// Always redundant.
@@ -175,13 +177,34 @@ impl SolverRequest {
             ))),
         }
     }
-    /// The request in the environment (`Auto` when unset).
+    /// The request named in [`SUBSPACE_SOLVER_ENV`] (`Auto` when unset), for programs.
     pub fn from_env() -> Result<SolverRequest, LinalgError> {
         match std::env::var(SUBSPACE_SOLVER_ENV) {
             Ok(s) => SolverRequest::parse(&s),
             Err(_) => Ok(SolverRequest::Auto),
         }
     }
+    /// The process-wide request: the one set with [`set_solver_request`], else `Auto`.
+    pub fn current() -> SolverRequest {
+        match REQUEST.load(Ordering::Relaxed) {
+            1 => SolverRequest::Redundant,
+            2 => SolverRequest::Scalapack,
+            _ => SolverRequest::Auto,
+        }
+    }
+}
+
+/// 0: auto; 1: redundant; 2: scalapack.
+static REQUEST: AtomicU8 = AtomicU8::new(0);
+
+/// Set the process-wide subspace solver request (the same on every rank).
+pub fn set_solver_request(r: SolverRequest) {
+    let code = match r {
+        SolverRequest::Auto => 0,
+        SolverRequest::Redundant => 1,
+        SolverRequest::Scalapack => 2,
+    };
+    REQUEST.store(code, Ordering::Relaxed);
 }
 
 /// Whether the distributed solve can run on `comm`: feature `scalapack` and an MPI group.
@@ -213,9 +236,9 @@ pub fn choose_eigen_solver(
     }
 }
 
-/// What [`eigen`] runs on `comm` under [`SUBSPACE_SOLVER_ENV`], in words (for reports).
+/// What [`eigen`] runs on `comm` under the current request, in words (for reports).
 pub fn describe_eigen_solver(comm: &dyn Communicator) -> String {
-    let request = SolverRequest::from_env().unwrap_or(SolverRequest::Auto);
+    let request = SolverRequest::current();
     let available = scalapack_available(comm);
     match request {
         SolverRequest::Scalapack if available => "ScaLAPACK".into(),
@@ -227,15 +250,15 @@ pub fn describe_eigen_solver(comm: &dyn Communicator) -> String {
 }
 
 /// The lowest `n` eigenpairs of the Hermitian `h` (lower triangle read), identical on every
-/// rank, by the solver [`choose_eigen_solver`] picks under [`SUBSPACE_SOLVER_ENV`]; an
-/// invalid value of the variable is an error (on every rank).
+/// rank, by the solver [`choose_eigen_solver`] picks under the current request
+/// ([`SolverRequest::current`]).
 pub fn eigen<T: Scalar>(
     comm: &dyn Communicator,
     h: MatRef<'_, T>,
     n: usize,
     class: CommClass,
 ) -> Result<HermitianEigen<T>, LinalgError> {
-    let request = SolverRequest::from_env()?;
+    let request = SolverRequest::current();
     eigen_with(
         comm,
         h,

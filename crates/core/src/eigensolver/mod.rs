@@ -125,7 +125,6 @@ impl Eigensolver {
             n_occupied,
             empty_only: Some(davidson::EMPTY_ONLY_ITERATIONS),
         };
-        planewave_linalg::subspace::SolverRequest::from_env().map_err(|e| e.to_string())?;
         Ok(davidson_bands::davidson_bands(
             op,
             (band, grid),
