@@ -98,8 +98,9 @@ pub fn setup(s: &Setup) {
         b.parallel.layout()
     );
     println!(
-        "estimated memory {:.1} MiB per rank",
-        s.memory_estimate / 1048576.0
+        "estimated memory {:.1} MiB per rank: {}",
+        s.memory_estimate / 1048576.0,
+        memory_parts(s)
     );
     for n in &s.notes {
         println!("note: {n}");
@@ -107,6 +108,34 @@ pub fn setup(s: &Setup) {
     for w in &s.warnings {
         println!("warning: {w}");
     }
+}
+
+/// "bands 1.2 (8 (spin, k) blocks), ... MiB" for the estimate's parts (exchange and the MPI
+/// library's share only when there are any).
+fn memory_parts(s: &Setup) -> String {
+    let p = &s.memory_parts;
+    let mib = |x: f64| x / 1048576.0;
+    let mut parts = vec![
+        format!(
+            "bands {:.1} ({} (spin, k) blocks)",
+            mib(p.kpoint_bands),
+            p.blocks
+        ),
+        format!(
+            "eigensolver workspace and projectors {:.1}",
+            mib(p.working_set)
+        ),
+        format!("density grids {:.1}", mib(p.grids)),
+    ];
+    if p.exchange > 0.0 {
+        parts.push(format!("exact exchange {:.1}", mib(p.exchange)));
+    }
+    parts.push(format!("program and libraries {:.1}", mib(p.base)));
+    let mpi = s.memory_estimate - p.total();
+    if mpi > 0.0 {
+        parts.push(format!("MPI library {:.1}", mib(mpi)));
+    }
+    format!("{} MiB", parts.join(", "))
 }
 
 /// Ranks, threads and nodes of the run.

@@ -44,6 +44,24 @@ fn plane_waves_per_rank_partition_each_sphere() {
     let (code2, out2, err2) = check(&["--ranks", "2", "--kpoint-groups", "1"]);
     assert_eq!(code2, Some(0), "{err2}");
     assert!(out2.contains("estimated memory"), "{out2}");
+    // The estimate by part, the parts summing to it (to the printed rounding).
+    let line = out2
+        .lines()
+        .find(|l| l.starts_with("estimated memory"))
+        .unwrap();
+    let numbers: Vec<f64> = line
+        .split([' ', ','])
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert!(
+        line.contains(": bands ") && line.contains("density grids"),
+        "{line}"
+    );
+    let parts: f64 = numbers[1..].iter().sum();
+    assert!(
+        (parts - numbers[0]).abs() < 0.1 * numbers.len() as f64,
+        "{line}"
+    );
     let (code3, out3, err3) = check(&["--ranks", "3", "--kpoint-groups", "1"]);
     assert_eq!(code3, Some(0), "{err3}");
     let two = summed_over_ranks(&out2, 2);

@@ -35,6 +35,8 @@ pub struct Setup {
     pub nk_full: usize,
     /// Estimated peak memory (bytes).
     pub memory_estimate: f64,
+    /// The estimate by part (without the MPI library's share).
+    pub memory_parts: MemoryParts,
     /// Non-fatal remarks for the user.
     pub warnings: Vec<String>,
     /// What the set-up did that the user should know (printed as notes).
@@ -373,6 +375,7 @@ pub fn build_following(
         basis,
         params,
         memory_estimate,
+        memory_parts: memory,
         warnings,
         notes,
     })
