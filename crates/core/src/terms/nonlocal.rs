@@ -640,7 +640,8 @@ impl<T: BandScalar> ProjectorOperator<T> for KProjectors<T> {
 
 /// The nonlocal term: its projector operator on the bands, and the energy, forces and stress
 /// of the occupied bands. It owns the projectors of the k-points this rank computes, each
-/// built on first use.
+/// kept from the first time its operator is asked for (the SCF); energy, forces and stress
+/// use those, or build one k-point's at a time.
 pub struct Nonlocal<'a, T: BandScalar> {
     model: &'a Model,
     basis: &'a Basis,
@@ -677,7 +678,16 @@ impl<'a, T: BandScalar> Nonlocal<'a, T> {
                 if !par.owns_kpoint(b.psi.len(), k) {
                     continue;
                 }
-                let proj = self.projectors(k);
+                // Built for this call only when the operator has not built them (forces and
+                // stress after the SCF hold one k-point's projectors at a time).
+                let built;
+                let proj = match self.projectors[k].get() {
+                    Some(p) => p,
+                    None => {
+                        built = KProjectors::new(self.model, kpt, basis.volume);
+                        &built
+                    }
+                };
                 let _whole = proj.keep_whole();
                 for (sp, (psi_s, w_s)) in b.psi.iter().zip(b.weights).enumerate() {
                     if par.owns(sp, k) {
