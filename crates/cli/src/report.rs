@@ -184,9 +184,36 @@ pub fn parallel(r: &ParallelReport) {
         }
     }
     println!("  overall: {:.0}%", 100.0 * r.overall_efficiency);
+    operations(r);
     println!("{}", projection(r));
     for a in &r.advice {
         println!("advice: {a}");
+    }
+}
+
+/// Each level's communication by operation, dearest first: "G-vector: transposes 1.20 s
+/// (0.10 waiting, 340 calls, 12.5 MiB), overlaps ...".
+fn operations(r: &ParallelReport) {
+    if r.operations.is_empty() {
+        return;
+    }
+    println!("  communication by operation (seconds per rank; waiting, calls and data sent in brackets):");
+    for level in ["k-point", "band", "G-vector", "other"] {
+        let mut ops: Vec<_> = r.operations.iter().filter(|o| o.level == level).collect();
+        if ops.is_empty() {
+            continue;
+        }
+        ops.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
+        let cells: Vec<String> = ops
+            .iter()
+            .map(|o| {
+                format!(
+                    "{} {:.3} s ({:.3} waiting, {:.0} calls, {:.1} MiB)",
+                    o.operation, o.seconds, o.waiting_s, o.calls, o.mebibytes
+                )
+            })
+            .collect();
+        println!("    {level:<9} {}", cells.join(", "));
     }
 }
 

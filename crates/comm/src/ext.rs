@@ -7,9 +7,15 @@
 use crate::communicator::{CommClass, Communicator};
 use crate::element::{Element, ReduceOp};
 use crate::request::Request;
+use crate::stats::{Operation, OperationScope};
 
 /// Generic forms of the [`Communicator`] operations.
 pub trait CommExt: Communicator {
+    /// File this rank's calls (on every communicator sharing its statistics) under `op`
+    /// until the returned scope is dropped (see [`Stats::operation`](crate::Stats::operation)).
+    fn operation(&self, op: Operation) -> OperationScope {
+        self.stats().operation(op)
+    }
     /// In-place broadcast from `root`.
     fn broadcast<T: Element>(&self, data: &mut [T], root: usize, class: CommClass) {
         self.broadcast_raw(T::slice_mut(data), root, class)

@@ -34,7 +34,7 @@ pub use ext::CommExt;
 pub use launch::{foreign_launcher_ranks, ForeignLaunch};
 pub use request::{wait_all, Pending, Request};
 pub use solo::Solo;
-pub use stats::{ClassStats, Stats, StatsSnapshot};
+pub use stats::{ClassStats, Operation, OperationScope, Stats, StatsSnapshot};
 pub use strategies::{AlltoallvAlgorithm, AlltoallvStrategy};
 pub use threads::{panic_message, RankFailure, ThreadComm, Threads, ThreadsBuilder};
 pub use topology::{

@@ -16,6 +16,7 @@
 use crate::communicator::{CommClass, Communicator};
 use crate::element::Element;
 use crate::ext::CommExt;
+use crate::stats::Operation;
 
 /// Tag of ring messages.
 const TAG_RING: u32 = 0xFFF0_0010;
@@ -107,6 +108,7 @@ impl Ring {
         class: CommClass,
         mut visit: impl FnMut(usize, &[T]),
     ) {
+        let _op = comm.operation(Operation::Ring);
         let n = self.cycle.len();
         let sizes = comm.allgather_counts(block.len(), class);
         let mut current = block;

@@ -9,6 +9,9 @@
 //! - efficiency = computation / (computation + communication + waiting); a level whose ranks
 //!   repeat the same work (G-vector groups before they are distributed) is 1/ways.
 //!
+//! Each level's communication is also split by operation ([`OperationReport`]: transposes,
+//! overlap sums, the subspace solution, ring passes, density work), means per rank.
+//!
 //! The projection follows VASP's: t_total(N) = t_init + N·t_iter + t_post, where t_iter is the
 //! mean of iterations 2..n (the first, from random bands, is dearer: its excess counts in
 //! t_init), and N is the iteration count of a converged run or, for a run stopped early, the
@@ -16,7 +19,7 @@
 
 use crate::parallel::Parallel;
 use crate::scf::IterationInfo;
-use planewave_comm::{CommClass, CommExt};
+use planewave_comm::{CommClass, CommExt, Operation, Stats};
 use serde::Serialize;
 
 /// One level of the layout.
@@ -36,6 +39,66 @@ pub struct LevelReport {
     pub efficiency: f64,
     /// What the level does in this run.
     pub note: String,
+}
+
+/// One level's communication in one operation, means over the ranks.
+#[derive(Debug, Clone, Serialize)]
+pub struct OperationReport {
+    /// "k-point", "band", "G-vector" or "other".
+    pub level: &'static str,
+    /// "transposes", "overlaps", "subspace", "ring", "density" or "other".
+    pub operation: &'static str,
+    /// Calls per rank.
+    pub calls: f64,
+    /// MiB sent per rank.
+    pub mebibytes: f64,
+    /// Seconds per rank inside the calls, waiting included.
+    pub seconds: f64,
+    /// Seconds of those spent waiting for peers.
+    pub waiting_s: f64,
+}
+
+/// The levels of [`OperationReport`], with their classes.
+const OPERATION_LEVELS: [(CommClass, &str); 4] = [
+    (CommClass::Kpoint, "k-point"),
+    (CommClass::Band, "band"),
+    (CommClass::GVector, "G-vector"),
+    (CommClass::Other, "other"),
+];
+
+/// This rank's (calls, bytes, seconds, waiting) per level and operation, flat.
+fn operation_cells(stats: &Stats) -> Vec<f64> {
+    let mut v = Vec::with_capacity(OPERATION_LEVELS.len() * Operation::ALL.len() * 4);
+    for (class, _) in OPERATION_LEVELS {
+        for op in Operation::ALL {
+            let c = stats.get_operation(class, op);
+            v.extend([c.calls as f64, c.bytes as f64, c.seconds, c.wait_seconds]);
+        }
+    }
+    v
+}
+
+/// The means over ranks of [`operation_cells`] rows, as reports (cells with calls only).
+fn operation_reports(rows: &[&[f64]]) -> Vec<OperationReport> {
+    let n = rows.len() as f64;
+    let mean = |i: usize| rows.iter().map(|r| r[i]).sum::<f64>() / n;
+    let mut out = Vec::new();
+    for (li, (_, level)) in OPERATION_LEVELS.iter().enumerate() {
+        for (oi, op) in Operation::ALL.iter().enumerate() {
+            let at = 4 * (li * Operation::ALL.len() + oi);
+            if mean(at) > 0.0 {
+                out.push(OperationReport {
+                    level,
+                    operation: op.name(),
+                    calls: mean(at),
+                    mebibytes: mean(at + 1) / (1u64 << 20) as f64,
+                    seconds: mean(at + 2),
+                    waiting_s: mean(at + 3),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// VASP's projection of the run time.
@@ -117,6 +180,8 @@ pub struct ParallelReport {
     pub blocks: usize,
     /// Per level.
     pub levels: Vec<LevelReport>,
+    /// Each level's communication split by operation (cells with calls only).
+    pub operations: Vec<OperationReport>,
     /// Product of the level efficiencies.
     pub overall_efficiency: f64,
     /// What is wasted and what to do about it.
@@ -141,7 +206,7 @@ impl ParallelReport {
         let k = world.stats().get(CommClass::Kpoint);
         let gv = world.stats().get(CommClass::GVector);
         let bd = world.stats().get(CommClass::Band);
-        let mine = [
+        let mut mine = vec![
             par.block_seconds(),
             k.seconds,
             k.wait_seconds,
@@ -150,8 +215,11 @@ impl ParallelReport {
             bd.seconds,
             bd.wait_seconds,
         ];
+        let split = mine.len();
+        mine.extend(operation_cells(&world.stats()));
         let all = world.allgatherv(&mine, CommClass::Other);
         let rows: Vec<&[f64]> = all.chunks(mine.len()).collect();
+        let operations = operation_reports(&rows.iter().map(|r| &r[split..]).collect::<Vec<_>>());
         let n = rows.len() as f64;
         let mean = |i: usize| rows.iter().map(|r| r[i]).sum::<f64>() / n;
         let slowest = rows.iter().map(|r| r[0]).fold(0.0, f64::max);
@@ -250,6 +318,7 @@ impl ParallelReport {
             kpoint_sum: par.sum_algorithm().name().into(),
             blocks,
             levels,
+            operations,
             overall_efficiency: overall,
             advice,
             projection,

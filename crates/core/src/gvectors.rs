@@ -17,7 +17,7 @@
 //!   they lie, with no exchange.
 
 use num_complex::Complex64;
-use planewave_comm::{CommClass, CommExt, Communicator, Element};
+use planewave_comm::{CommClass, CommExt, Communicator, Element, Operation};
 use planewave_fft::{DistFft, DistFftOptions, FftGrid, RealLayout};
 use std::sync::{Arc, Mutex};
 
@@ -146,6 +146,7 @@ impl KDist {
 
     /// Complete a sum over rows: each rank passes its partial sums, all get the total.
     pub fn sum<E: Element>(&self, data: &mut [E]) {
+        let _op = self.comm.operation(Operation::Overlap);
         self.comm.allreduce_sum(data, CommClass::GVector);
     }
 

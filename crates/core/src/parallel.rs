@@ -27,7 +27,8 @@ use planewave_comm::sum::{allreduce_sum, autotune, SumAlgorithm, SumChoice};
 use planewave_comm::topology::{LayoutRequest, ProblemSize, RankOrder};
 use planewave_comm::LayoutError;
 use planewave_comm::{
-    AlltoallvAlgorithm, CommClass, CommExt, Communicator, Element, Layout, ReduceOp, Solo, Topology,
+    AlltoallvAlgorithm, CommClass, CommExt, Communicator, Element, Layout, Operation, ReduceOp,
+    Solo, Topology,
 };
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -312,6 +313,7 @@ impl Parallel {
     /// Sum `data` (partial sums over this rank's bands of its blocks) over the band groups and
     /// the k-point groups, in place.
     pub fn sum_over_blocks<T: Element>(&self, data: &mut [T]) {
+        let _op = self.topology.world.operation(Operation::Density);
         if self.band_groups() > 1 {
             self.topology
                 .band

@@ -19,7 +19,7 @@
 //!   coefficients, in the global order of [`RhoDist::global_millers`].
 
 use num_complex::Complex64;
-use planewave_comm::{CommClass, CommExt, Communicator, Element};
+use planewave_comm::{CommClass, CommExt, Communicator, Element, Operation};
 use planewave_fft::{DistFft, DistFftOptions, FftGrid, RealLayout};
 use std::sync::{Arc, Mutex};
 
@@ -112,6 +112,7 @@ impl RhoDist {
     /// Complete a sum over the sphere or the grid: each rank passes its partial sums, all get
     /// the total. Collective.
     pub fn sum<E: Element>(&self, data: &mut [E]) {
+        let _op = self.comm.operation(Operation::Density);
         self.comm.allreduce_sum(data, CommClass::GVector);
     }
 
@@ -166,6 +167,7 @@ impl RhoDist {
         let counts: Vec<usize> = self.local_g_of.iter().map(Vec::len).collect();
         let mut all = vec![Complex64::new(0.0, 0.0); counts.iter().sum()];
         let (send, recv) = (Complex64::slice(local), Complex64::slice_mut(&mut all));
+        let _op = self.comm.operation(Operation::Density);
         self.comm
             .allgatherv_raw(send, recv, &counts, CommClass::GVector);
         let mut out = vec![Complex64::new(0.0, 0.0); self.global_millers.len()];

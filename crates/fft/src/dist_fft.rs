@@ -29,7 +29,9 @@ use crate::real_layout::RealLayout;
 use crate::stick_deal::StickDistribution;
 use crate::transpose::{PlaneTranspose, StickTranspose};
 use crate::C64;
-use planewave_comm::{AlltoallvAlgorithm, AlltoallvStrategy, CommClass, Communicator};
+use planewave_comm::{
+    AlltoallvAlgorithm, AlltoallvStrategy, CommClass, Communicator, Operation, Stats,
+};
 use rayon::prelude::*;
 use rustfft::{Fft, FftDirection, FftPlanner};
 use std::ops::Range;
@@ -140,6 +142,8 @@ pub struct DistFft {
     inv: [Arc<dyn Fft<f64>>; 3],
     bufs: Buffers,
     times: PhaseTimes,
+    /// The group's statistics, whose calls the transforms file as transposes.
+    stats: Arc<Stats>,
 }
 
 impl std::fmt::Debug for DistFft {
@@ -253,6 +257,7 @@ impl DistFft {
             inv,
             bufs: Buffers::default(),
             times: PhaseTimes::default(),
+            stats: comm.stats(),
         })
     }
 
@@ -324,6 +329,7 @@ impl DistFft {
     ) {
         let (ng, nr) = (self.local_g.len(), self.layout.len());
         let blocks = self.band_blocks("backward", nbands, block, coeffs.len(), real.len());
+        let _op = self.stats.operation(Operation::Transpose);
         let (st, strat1, strat2, bufs, times) = self.split(true);
         let Buffers {
             sticks,
@@ -392,6 +398,7 @@ impl DistFft {
     ) {
         let (ng, nr) = (self.local_g.len(), self.layout.len());
         let blocks = self.band_blocks("forward", nbands, block, coeffs.len(), real.len());
+        let _op = self.stats.operation(Operation::Transpose);
         let (st, strat1, strat2, bufs, times) = self.split(false);
         let Buffers {
             sticks,

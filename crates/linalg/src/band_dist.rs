@@ -32,7 +32,7 @@ use crate::subspace::redundant_cholesky;
 use faer::{Mat, MatMut, MatRef};
 use planewave_comm::ring::RingOrder;
 use planewave_comm::{
-    displacements, AlltoallvStrategy, CommClass, CommExt, Communicator, Slice, SliceMut,
+    displacements, AlltoallvStrategy, CommClass, CommExt, Communicator, Operation, Slice, SliceMut,
 };
 use std::fmt;
 use std::sync::Arc;
@@ -274,6 +274,7 @@ impl<T: Scalar> BandDistBlock<T> {
         let recv = if p == 1 {
             send
         } else {
+            let _op = self.comm.operation(Operation::Transpose);
             self.comm
                 .alltoallv(&send, &send_counts, &recv_counts, CLASS)
         };
@@ -346,7 +347,10 @@ impl<T: Scalar> BandDistBlock<T> {
         let recv_counts: Vec<usize> = (0..p)
             .map(|s| mine * band_count(self.nbands, p, s))
             .collect();
-        let recv = strategy.alltoallv(&send, &send_counts, &recv_counts, CLASS);
+        let recv = {
+            let _op = strategy.comm().operation(Operation::Transpose);
+            strategy.alltoallv(&send, &send_counts, &recv_counts, CLASS)
+        };
         let mut local = Mat::<T>::zeros(mine, self.nbands);
         let mut at = 0;
         for s in 0..p {
@@ -724,6 +728,7 @@ fn exchange_pieces<T: Scalar>(
     counts: &[usize],
     pieces: &mut [T],
 ) {
+    let _op = comm.operation(Operation::Overlap);
     let (p, me) = (comm.size(), comm.rank());
     if p == 1 {
         return;
@@ -802,6 +807,7 @@ fn upper_block<T: Scalar>(mut y: MatMut<'_, T>, a: MatRef<'_, T>, x: MatRef<'_, 
 /// All-gather round-robin distributed columns: every rank's `local` (`rows x
 /// band_count(ncols, p, rank)`) into the full `rows x ncols` matrix on every rank.
 fn gather_bands<T: Scalar>(comm: &dyn Communicator, local: MatRef<'_, T>, ncols: usize) -> Mat<T> {
+    let _op = comm.operation(Operation::Overlap);
     let p = comm.size();
     let rows = local.nrows();
     let all = if p == 1 {

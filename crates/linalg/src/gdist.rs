@@ -15,7 +15,7 @@ use crate::partition::{band_count, band_global, mat_to_vec, vec_to_mat, RowParti
 use crate::scalar::{LinalgError, Scalar};
 use crate::subspace::redundant_cholesky;
 use faer::{Mat, MatMut, MatRef};
-use planewave_comm::{AlltoallvStrategy, CommClass, CommExt, Communicator};
+use planewave_comm::{AlltoallvStrategy, CommClass, CommExt, Communicator, Operation};
 use std::sync::Arc;
 
 /// An `npw x nbands` block distributed over coefficient rows.
@@ -121,6 +121,7 @@ impl<T: Scalar> GDistBlock<T> {
         );
         if self.comm.size() > 1 {
             let mut v = mat_to_vec(s.as_ref());
+            let _op = self.comm.operation(Operation::Overlap);
             self.comm.allreduce_sum(&mut v, CommClass::GVector);
             s = vec_to_mat(&v, self.nbands, other.nbands);
         }
@@ -167,7 +168,10 @@ impl<T: Scalar> GDistBlock<T> {
         }
         let nl = band_count(nb, p, me);
         let recv_counts: Vec<usize> = (0..p).map(|s| self.rows.count(s) * nl).collect();
-        let recv = strategy.alltoallv(&send, &send_counts, &recv_counts, CommClass::GVector);
+        let recv = {
+            let _op = strategy.comm().operation(Operation::Transpose);
+            strategy.alltoallv(&send, &send_counts, &recv_counts, CommClass::GVector)
+        };
         let npw = self.rows.total();
         let mut local = Mat::<T>::zeros(npw, nl);
         let mut at = 0;

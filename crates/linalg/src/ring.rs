@@ -13,7 +13,7 @@ use crate::scalar::Scalar;
 use crate::scratch::{sized, BandScratch};
 use faer::MatRef;
 use planewave_comm::ring::{Ring, RingOrder};
-use planewave_comm::{CommClass, CommExt, Communicator};
+use planewave_comm::{CommClass, CommExt, Communicator, Operation};
 
 /// Tag of the band-ring messages.
 const TAG_BAND_RING: u32 = 0x4C41_0001;
@@ -29,6 +29,7 @@ pub(crate) fn systolic<T: Scalar>(
     scratch: &mut BandScratch<T>,
     mut visit: impl FnMut(usize, MatRef<'_, T>),
 ) {
+    let _op = comm.operation(Operation::Ring);
     let (p, rank) = (comm.size(), comm.rank());
     let rows = block.nrows();
     if p == 1 {

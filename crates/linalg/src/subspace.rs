@@ -21,7 +21,7 @@ use crate::partition::{mat_to_vec, vec_to_mat};
 use crate::scalapack::scalapack_eigen;
 use crate::scalar::{LinalgError, Scalar};
 use faer::{Mat, MatRef};
-use planewave_comm::{CommClass, CommExt, Communicator};
+use planewave_comm::{CommClass, CommExt, Communicator, Operation};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Copy rank `root`'s `m` to every rank (every rank passes a matrix of the same shape).
@@ -89,6 +89,7 @@ pub fn redundant_cholesky<T: Scalar>(
     inverse: bool,
     class: CommClass,
 ) -> Result<(Mat<T>, Option<Mat<T>>), LinalgError> {
+    let _op = comm.operation(Operation::Subspace);
     let n = s.nrows();
     let mut l = Mat::<T>::zeros(n, n);
     let mut inv = inverse.then(|| Mat::<T>::zeros(n, n));
@@ -277,6 +278,7 @@ pub fn eigen_with<T: Scalar>(
     class: CommClass,
     solver: EigenSolver,
 ) -> Result<HermitianEigen<T>, LinalgError> {
+    let _op = comm.operation(Operation::Subspace);
     match solver {
         EigenSolver::Redundant => redundant_eigen(comm, h, n, class),
         #[cfg(feature = "scalapack")]

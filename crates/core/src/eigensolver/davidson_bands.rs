@@ -28,7 +28,7 @@ use super::block_pool::BlockPool;
 use super::davidson::{g_psi_factor, Locking, Tolerances, DEPENDENCE_TOL};
 use super::{BlockOperator, EigenResult};
 use crate::gvectors::sum_matrix;
-use planewave_comm::{CommClass, CommExt, Communicator};
+use planewave_comm::{CommClass, CommExt, Communicator, Operation};
 use planewave_linalg::partition::{band_count, band_global};
 use planewave_linalg::subspace;
 use planewave_linalg::{
@@ -150,6 +150,7 @@ impl<O, T: Scalar> Ctx<'_, O, T> {
     /// `data` as band rank 0 has it, on every rank of the band group.
     fn take_rank0<E: planewave_comm::Element>(&self, data: &mut [E]) {
         if self.band.size() > 1 {
+            let _op = self.band.operation(Operation::Subspace);
             self.band.broadcast(data, 0, CommClass::Band);
         }
     }

@@ -23,7 +23,7 @@ use crate::model::Model;
 use crate::operators::{Operator, ProjectorOperator};
 use crate::special::real_ylm;
 use num_complex::Complex64;
-use planewave_comm::{CommClass, CommExt, Communicator};
+use planewave_comm::{CommClass, CommExt, Communicator, Operation};
 use planewave_linalg::{matmul, Mat, MatMut, MatRef};
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard};
 
@@ -110,6 +110,7 @@ impl<T: BandScalar> std::fmt::Debug for KProjectors<T> {
 /// Sum `partial` over `group` (class G), if the rows are dealt over one.
 fn sum_over(group: &Option<Arc<dyn Communicator>>, partial: &mut [f64]) {
     if let Some(g) = group {
+        let _op = g.operation(Operation::Overlap);
         g.allreduce_sum(partial, CommClass::GVector);
     }
 }
@@ -489,6 +490,7 @@ impl<T: BandScalar> KProjectors<T> {
         let c = self.project_local(psi);
         match &self.group {
             Some(g) => {
+                let _op = g.operation(Operation::Overlap);
                 crate::gvectors::sum_matrix(c, |flat| g.allreduce_sum(flat, CommClass::GVector))
             }
             None => c,
