@@ -535,8 +535,9 @@ fn calculation(
     }
     let env = tuning_env::set_linalg_defaults()
         .and_then(|()| tuning_env::from_env())
-        .and_then(|t| Ok((t, tuning_env::strategies()?)));
-    let (tuning, strategies) = match env {
+        .and_then(|t| Ok((t, tuning_env::strategies()?)))
+        .and_then(|t| Ok((t, tuning_env::measure_waiting()?)));
+    let ((tuning, strategies), measure_waiting) = match env {
         Ok(t) => t,
         Err(e) => {
             return fail(&format!(
@@ -547,6 +548,7 @@ fn calculation(
     let run = (checkpoint, tuning);
     launch::run_ranks(parallel.ranks, |world, place| {
         let out = Output::new(world.as_ref(), quiet);
+        tuning_env::apply_measure_waiting(world.as_ref(), measure_waiting);
         let mut spec = match input::load(input) {
             Ok(s) => s,
             Err(e) => return out.fail(&e.to_string()),

@@ -185,6 +185,11 @@ pub fn parallel(r: &ParallelReport) {
     }
     println!("  overall: {:.0}%", 100.0 * r.overall_efficiency);
     operations(r);
+    let c = &r.compute_per_rank;
+    println!(
+        "  computation per rank (block work less its band and G-vector communication): {:.2} s (rank {}) to {:.2} s (rank {})",
+        c.min_s, c.min_rank, c.max_s, c.max_rank
+    );
     println!("{}", projection(r));
     for a in &r.advice {
         println!("advice: {a}");
@@ -344,9 +349,17 @@ pub fn summary(s: &Setup, r: &ScfResult) {
     }
     let t = &r.timings;
     println!(
-        "timings (s): setup {:.2}  eigensolver {:.2}  density {:.2}  potentials {:.2}  mixing {:.2}{}  total {:.2}",
+        "timings (s): setup {:.2}  eigensolver {:.2} (H local {:.2}, nonlocal {:.2}{}, subspace solves {:.2}, the rest dense algebra)  density {:.2}  potentials {:.2}  mixing {:.2}{}  total {:.2}",
         t.setup,
         t.eigensolver,
+        t.h_local,
+        t.h_nonlocal,
+        if s.model.hybrid.is_some() {
+            format!(", exchange {:.2}", t.h_exchange)
+        } else {
+            String::new()
+        },
+        t.subspace,
         t.density,
         t.potentials,
         t.mixing,

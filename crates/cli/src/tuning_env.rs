@@ -18,6 +18,29 @@ const CHECKPOINT_BLOCK_MIB: &str = "PLANEWAVE_CHECKPOINT_BLOCK_MIB";
 const ALLTOALLV: &str = "PLANEWAVE_ALLTOALLV";
 /// Sum over k-point groups, where the input has no `[parallel] kpoint_sum`.
 const KPOINT_SUM: &str = "PLANEWAVE_KPOINT_SUM";
+/// Measure the waiting in MPI collectives (a barrier before each).
+const MEASURE_WAITING: &str = "PLANEWAVE_MEASURE_WAITING";
+
+/// Whether the environment asks to measure the waiting inside MPI collectives (`1`; `0` or
+/// unset: not).
+pub fn measure_waiting() -> Result<bool, String> {
+    match var(MEASURE_WAITING).as_deref().map(str::trim) {
+        None | Some("0") => Ok(false),
+        Some("1") => Ok(true),
+        Some(v) => Err(format!(
+            "{MEASURE_WAITING} = {v:?}: use 1 (measure) or 0 (not)"
+        )),
+    }
+}
+
+/// Turn on [`measure_waiting`] for `world` and every communicator split from it when every
+/// rank asks for it (collective: one all-reduce, so ranks that disagree cannot deadlock).
+pub fn apply_measure_waiting(world: &dyn planewave_comm::Communicator, asked: bool) {
+    use planewave_comm::{CommClass, CommExt, ReduceOp};
+    let mut on = [u64::from(asked)];
+    world.allreduce(&mut on, ReduceOp::Min, CommClass::Other);
+    world.stats().set_measure_waiting(on[0] == 1);
+}
 
 /// The strategies the environment names, checked: (all-to-all-v, k-point sum).
 pub fn strategies() -> Result<(Option<String>, Option<String>), String> {

@@ -789,6 +789,11 @@ fn tuning_and_strategy_variables_with_unusable_values_are_one_error_each() {
             "unknown k-point sum strategy 'carrier'",
         ),
         (
+            "PLANEWAVE_MEASURE_WAITING",
+            "yes",
+            "use 1 (measure) or 0 (not)",
+        ),
+        (
             "PLANEWAVE_LINALG_BACKEND",
             "carrier",
             "unknown linalg back end 'carrier'",

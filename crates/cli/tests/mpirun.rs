@@ -92,8 +92,9 @@ fn same_results(name: &str, np: usize) {
     same_results_with(name, np, &[], &[]);
 }
 
-/// As [`same_results`], with extra `planewave run` options and environment for the MPI run.
-fn same_results_with(name: &str, np: usize, options: &[&str], env: &[(&str, &str)]) {
+/// As [`same_results`], with extra `planewave run` options and environment for the MPI run;
+/// returns the MPI run's results.
+fn same_results_with(name: &str, np: usize, options: &[&str], env: &[(&str, &str)]) -> Value {
     let dir = scratch(&format!("{name}-{np}-{}", options.join("")));
     let input = case(name);
     let input = input.to_str().unwrap();
@@ -124,6 +125,30 @@ fn same_results_with(name: &str, np: usize, options: &[&str], env: &[(&str, &str
         assert!(d < tol, "{name} on {np} ranks: {key} differs by {d:.2e}");
     }
     let _ = std::fs::remove_dir_all(dir);
+    b
+}
+
+/// The G-vector group's overlap sums in a run's report.
+fn overlaps(doc: &Value) -> Value {
+    doc["parallel"]["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["level"] == "G-vector" && o["operation"] == "overlaps")
+        .cloned()
+        .expect("G-vector overlaps in the report")
+}
+
+#[test]
+fn measured_waiting_is_reported_and_changes_no_result() {
+    // MPI cannot see the waiting inside an all-reduce; a barrier before it can.
+    let plain = same_results_with("si8_pbe_nlcc_gamma", 2, &[], &[]);
+    assert_eq!(overlaps(&plain)["waiting_s"], 0.0);
+    let env = [("PLANEWAVE_MEASURE_WAITING", "1")];
+    let measured = same_results_with("si8_pbe_nlcc_gamma", 2, &[], &env);
+    let o = overlaps(&measured);
+    assert!(o["waiting_s"].as_f64().unwrap() > 0.0, "{o}");
+    assert!(o["seconds"].as_f64() >= o["waiting_s"].as_f64(), "{o}");
 }
 
 #[test]

@@ -62,8 +62,11 @@ fn gvector_communication_is_split_by_operation() {
 
     let line = text
         .lines()
-        .find(|l| l.trim_start().starts_with("G-vector") && l.contains("transposes"))
+        .find(|l| l.trim_start().starts_with("G-vector") && l.contains(" calls, "))
         .expect("a G-vector line of the split in the log");
-    assert!(line.contains("MiB"), "{line}");
+    assert!(
+        line.contains("transposes") && line.contains("MiB"),
+        "{line}"
+    );
     assert!(text.contains("communication by operation"));
 }

@@ -21,7 +21,9 @@
 //!   (the overlapped work between start and wait is not counted at all) and of non-blocking
 //!   requests ([`Request::wait`]). Data-moving blocking collectives (reductions, broadcast,
 //!   gathers, scatters, `MPI_Alltoallv`, reduce-scatter) and blocking sends record their whole
-//!   time and no waiting, so waiting is a lower bound of idle time under MPI.
+//!   time and no waiting, so waiting is a lower bound of idle time under MPI, unless the
+//!   statistics measure waiting ([`Stats::set_measure_waiting`]): then each of those
+//!   collectives starts with an `MPI_Barrier`, recorded as its waiting.
 //! - Threads: when MPI grants `MPI_THREAD_MULTIPLE` calls go straight through; otherwise (at
 //!   least `MPI_THREAD_SERIALIZED` is required) every MPI call is serialised by a process-wide
 //!   lock, which is what makes the handles `Send + Sync`.
@@ -125,6 +127,20 @@ impl Mpi {
 
     fn timed<R>(&self, class: CommClass, bytes: usize, f: impl FnOnce() -> R) -> R {
         self.timed_wait(class, bytes, || (f(), Duration::ZERO))
+    }
+
+    /// A data-moving collective: [`Self::timed`], but when the statistics measure waiting
+    /// ([`Stats::measures_waiting`]) a barrier first, whose time is the call's waiting.
+    fn collective<R>(&self, class: CommClass, bytes: usize, f: impl FnOnce() -> R) -> R {
+        if !self.stats.measures_waiting() {
+            return self.timed(class, bytes, f);
+        }
+        self.timed_wait(class, bytes, || {
+            let t0 = Instant::now();
+            self.comm.barrier();
+            let waited = t0.elapsed();
+            (f(), waited)
+        })
     }
 
     /// Like `timed` for calls that measure their own waiting (returned with the result).
@@ -401,14 +417,14 @@ impl Communicator for Mpi {
         self.timed_all_wait(class, 0, || self.comm.barrier())
     }
     fn broadcast_raw(&self, data: SliceMut<'_>, root: usize, class: CommClass) {
-        self.timed(class, data.bytes(), || {
+        self.collective(class, data.bytes(), || {
             let p = self.proc(root);
             crate::with_typed!(SliceMut, data, d => p.broadcast_into(d))
         })
     }
     fn allreduce_raw(&self, data: SliceMut<'_>, op: ReduceOp, class: CommClass) {
         let o = op_of(op, data.kind());
-        self.timed(
+        self.collective(
             class,
             data.bytes(),
             || crate::with_typed!(SliceMut, data, d => self.allreduce_t(d, o)),
@@ -416,7 +432,7 @@ impl Communicator for Mpi {
     }
     fn reduce_raw(&self, data: SliceMut<'_>, op: ReduceOp, root: usize, class: CommClass) {
         let o = op_of(op, data.kind());
-        self.timed(
+        self.collective(
             class,
             data.bytes(),
             || crate::with_typed!(SliceMut, data, d => self.reduce_t(d, o, root)),
@@ -435,7 +451,7 @@ impl Communicator for Mpi {
             self.size,
             "planewave-comm: need one count per rank"
         );
-        self.timed(
+        self.collective(
             class,
             send.bytes(),
             || crate::with_pair!(send, recv, (s, r) => self.gatherv_t(s, r, counts, root)),
@@ -453,7 +469,7 @@ impl Communicator for Mpi {
             self.size,
             "planewave-comm: need one count per rank"
         );
-        self.timed(
+        self.collective(
             class,
             send.bytes(),
             || crate::with_pair!(send, recv, (s, r) => self.allgatherv_t(s, r, counts)),
@@ -473,7 +489,7 @@ impl Communicator for Mpi {
             "planewave-comm: need one count per rank"
         );
         let bytes = if self.rank == root { send.bytes() } else { 0 };
-        self.timed(
+        self.collective(
             class,
             bytes,
             || crate::with_pair!(send, recv, (s, r) => self.scatterv_t(s, counts, r, root)),
@@ -487,7 +503,7 @@ impl Communicator for Mpi {
         recv_counts: &[usize],
         class: CommClass,
     ) {
-        self.timed(class, send.bytes(), || {
+        self.collective(class, send.bytes(), || {
             crate::with_pair!(send, recv, (s, r) => self.alltoallv_t(s, send_counts, r, recv_counts))
         })
     }
@@ -518,7 +534,7 @@ impl Communicator for Mpi {
         class: CommClass,
     ) {
         let o = op_of(op, send.kind());
-        self.timed(
+        self.collective(
             class,
             send.bytes(),
             || crate::with_pair!(send, recv, (s, r) => self.reduce_scatter_t(s, r, counts, o)),

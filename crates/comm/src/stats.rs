@@ -20,7 +20,7 @@
 
 use crate::communicator::CommClass;
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -108,6 +108,7 @@ impl ClassStats {
 pub struct Stats {
     cells: Mutex<[[ClassStats; NOPS]; NCLASSES]>,
     current: AtomicUsize,
+    measure_waiting: AtomicBool,
 }
 
 /// The stretch of code during which a rank's calls are filed under one [`Operation`]
@@ -136,7 +137,20 @@ impl Stats {
         Stats {
             cells: Mutex::new([[ClassStats::ZERO; NOPS]; NCLASSES]),
             current: AtomicUsize::new(NOPS - 1),
+            measure_waiting: AtomicBool::new(false),
         }
+    }
+
+    /// Ask back ends that cannot see waiting inside a collective (MPI) to measure it: each
+    /// data-moving collective then starts with a barrier whose time is recorded as waiting
+    /// (one extra latency per call, so a diagnostic). Every rank of a run must ask alike.
+    pub fn set_measure_waiting(&self, on: bool) {
+        self.measure_waiting.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether [`set_measure_waiting`](Self::set_measure_waiting) is on.
+    pub fn measures_waiting(&self) -> bool {
+        self.measure_waiting.load(Ordering::Relaxed)
     }
 
     /// File this rank's calls under `op` until the returned scope is dropped.

@@ -58,6 +58,37 @@ pub struct OperationReport {
     pub waiting_s: f64,
 }
 
+/// The least and the most computation of any rank: its block work less the band and G-vector
+/// communication inside it (so a rank's extra work shows, which the others then wait for).
+#[derive(Debug, Clone, Serialize)]
+pub struct RankSpread {
+    /// Seconds of the least loaded rank.
+    pub min_s: f64,
+    /// Its world rank.
+    pub min_rank: usize,
+    /// Seconds of the most loaded rank.
+    pub max_s: f64,
+    /// Its world rank.
+    pub max_rank: usize,
+}
+
+impl RankSpread {
+    /// From every rank's gathered row: block seconds at 0, G and band seconds at 3 and 5.
+    fn of(rows: &[&[f64]]) -> Self {
+        let compute: Vec<f64> = rows.iter().map(|r| r[0] - r[3] - r[5]).collect();
+        let by = |better: fn(f64, f64) -> bool| {
+            (0..compute.len()).fold(0, |b, r| if better(compute[r], compute[b]) { r } else { b })
+        };
+        let (lo, hi) = (by(|a, b| a < b), by(|a, b| a > b));
+        RankSpread {
+            min_s: compute[lo],
+            min_rank: lo,
+            max_s: compute[hi],
+            max_rank: hi,
+        }
+    }
+}
+
 /// The levels of [`OperationReport`], with their classes.
 const OPERATION_LEVELS: [(CommClass, &str); 4] = [
     (CommClass::Kpoint, "k-point"),
@@ -182,6 +213,8 @@ pub struct ParallelReport {
     pub levels: Vec<LevelReport>,
     /// Each level's communication split by operation (cells with calls only).
     pub operations: Vec<OperationReport>,
+    /// The least and the most loaded rank.
+    pub compute_per_rank: RankSpread,
     /// Product of the level efficiencies.
     pub overall_efficiency: f64,
     /// What is wasted and what to do about it.
@@ -319,6 +352,7 @@ impl ParallelReport {
             blocks,
             levels,
             operations,
+            compute_per_rank: RankSpread::of(&rows),
             overall_efficiency: overall,
             advice,
             projection,

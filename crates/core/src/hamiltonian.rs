@@ -14,6 +14,41 @@ use crate::terms::nonlocal::KProjectors;
 use planewave_fft::Fft3d;
 use planewave_linalg::{Mat, MatMut, MatRef};
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// Seconds spent applying each kind of operator (since the Hamiltonian was assembled).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ApplyTimes {
+    /// Fourier-diagonal plus real-space part (the FFT round trips).
+    pub local: f64,
+    /// Projector operators.
+    pub projectors: f64,
+    /// Low-rank operators (exact exchange).
+    pub low_rank: f64,
+    /// The eigensolver's small dense problems (subspace eigenproblems and Cholesky
+    /// factorisations, with their broadcasts), timed through [`KHamiltonian::time_subspace`].
+    pub subspace: f64,
+}
+
+/// Nanoseconds per operator kind, added to from `&self` (the eigensolver holds H shared).
+#[derive(Default)]
+struct ApplyClock([AtomicU64; 4]);
+
+impl ApplyClock {
+    fn add(&self, kind: usize, since: Instant) {
+        self.0[kind].fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+    fn read(&self) -> ApplyTimes {
+        let s = |k: usize| self.0[k].load(Ordering::Relaxed) as f64 * 1e-9;
+        ApplyTimes {
+            local: s(0),
+            projectors: s(1),
+            low_rank: s(2),
+            subspace: s(3),
+        }
+    }
+}
 
 /// H at one k-point for one spin channel.
 pub struct KHamiltonian<'a, T: BandScalar> {
@@ -29,6 +64,8 @@ pub struct KHamiltonian<'a, T: BandScalar> {
     projectors: Vec<&'a dyn ProjectorOperator<T>>,
     /// The low-rank operators.
     low_rank: Vec<&'a dyn LowRankOperator<T>>,
+    /// Time spent in each kind of operator.
+    clock: ApplyClock,
 }
 
 /// `sum` plus `x`, borrowing `x` while it is the only one.
@@ -67,7 +104,22 @@ impl<'a, T: BandScalar> KHamiltonian<'a, T> {
             potential: potential.unwrap_or_default(),
             projectors,
             low_rank,
+            clock: ApplyClock::default(),
         }
+    }
+
+    /// Seconds spent in [`apply`](Self::apply) so far, per kind of operator, and in
+    /// [`time_subspace`](Self::time_subspace).
+    pub fn apply_times(&self) -> ApplyTimes {
+        self.clock.read()
+    }
+
+    /// `f()`, its time added to [`ApplyTimes::subspace`].
+    pub fn time_subspace<R>(&self, f: impl FnOnce() -> R) -> R {
+        let t = Instant::now();
+        let r = f();
+        self.clock.add(3, t);
+        r
     }
 
     /// The semilocal H: kinetic energy, the local potential `veff` and the projectors `proj`.
@@ -106,6 +158,7 @@ impl<'a, T: BandScalar> KHamiltonian<'a, T> {
 
     /// `out = H psi` for the block `psi` (dim x nb, column per band).
     pub fn apply(&self, psi: MatRef<'_, T>, mut out: MatMut<'_, T>) {
+        let t = Instant::now();
         if self.potential.is_empty() {
             for j in 0..psi.ncols() {
                 for (i, d) in self.diagonal.iter().enumerate() {
@@ -121,12 +174,17 @@ impl<'a, T: BandScalar> KHamiltonian<'a, T> {
                 out.as_mut(),
             );
         }
+        self.clock.add(0, t);
+        let t = Instant::now();
         for l in &self.low_rank {
             l.apply_add(self.kpt, psi, out.as_mut());
         }
+        self.clock.add(2, t);
+        let t = Instant::now();
         for p in &self.projectors {
             p.apply_add(psi, out.as_mut());
         }
+        self.clock.add(1, t);
     }
 
     /// The diagonal of H approximated for preconditioning: the Fourier-diagonal part plus the

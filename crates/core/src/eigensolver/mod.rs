@@ -187,13 +187,13 @@ impl<T: BandScalar> BlockOperator<T> for KHamiltonian<'_, T> {
         self.kpt.sum_over_g(partial)
     }
     fn small_eigen(&self, h: MatRef<'_, T>, n: usize) -> Result<HermitianEigen<T>, LinalgError> {
-        match &self.kpt.dist {
+        self.time_subspace(|| match &self.kpt.dist {
             Some(d) => planewave_linalg::subspace::eigen(&**d.comm(), h, n, CommClass::GVector),
             None => hermitian_eigen_lowest(h, n),
-        }
+        })
     }
     fn small_cholesky(&self, s: MatRef<'_, T>) -> Result<Mat<T>, LinalgError> {
-        match &self.kpt.dist {
+        self.time_subspace(|| match &self.kpt.dist {
             Some(d) => planewave_linalg::subspace::redundant_cholesky(
                 &**d.comm(),
                 s,
@@ -202,7 +202,7 @@ impl<T: BandScalar> BlockOperator<T> for KHamiltonian<'_, T> {
             )
             .map(|(l, _)| l),
             None => planewave_linalg::cholesky(s),
-        }
+        })
     }
     fn apply(&self, x: MatRef<'_, T>, out: MatMut<'_, T>) {
         KHamiltonian::apply(self, x, out)

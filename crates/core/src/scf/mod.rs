@@ -19,7 +19,7 @@ use crate::density::{self, Density};
 use crate::eigensolver::Eigensolver;
 use crate::energies::{Energies, TermEnergy};
 use crate::exx::ace::{Ace, Operators};
-use crate::hamiltonian::KHamiltonian;
+use crate::hamiltonian::{ApplyTimes, KHamiltonian};
 use crate::model::Model;
 use crate::occupation::{self, Occupations};
 use crate::parallel::PANIC_RANK_ENV;
@@ -147,6 +147,16 @@ pub struct Timings {
     pub setup: f64,
     /// Eigensolver.
     pub eigensolver: f64,
+    /// Of the eigensolver's time: applying the local part of H (kinetic and local potential,
+    /// the FFT round trips).
+    pub h_local: f64,
+    /// Of the eigensolver's time: applying the projectors (nonlocal pseudopotential).
+    pub h_nonlocal: f64,
+    /// Of the eigensolver's time: applying the exchange operators (hybrids).
+    pub h_exchange: f64,
+    /// Of the eigensolver's time: its small dense problems (subspace eigenproblems and
+    /// Cholesky factorisations).
+    pub subspace: f64,
     /// Density construction.
     pub density: f64,
     /// Potentials and energies.
@@ -603,9 +613,13 @@ impl<'a, T: BandScalar> Engine<'a, T> {
                 nbands: params.nbands,
             });
             let t0 = Instant::now();
-            let (eig, eig_iters) =
+            let (eig, eig_iters, applied) =
                 self.solve(psi, &state, &potentials.total, (tol, maxiter), &n_occupied)?;
             rec.timings.eigensolver += t0.elapsed().as_secs_f64();
+            rec.timings.h_local += applied.local;
+            rec.timings.h_nonlocal += applied.projectors;
+            rec.timings.h_exchange += applied.low_rank;
+            rec.timings.subspace += applied.subspace;
             let occ = occupation::compute(model, &eig, &self.weights)?;
             for (n_s, occ_s) in n_occupied.iter_mut().zip(&occ.occ) {
                 for (n, o) in n_s.iter_mut().zip(occ_s) {
@@ -724,8 +738,8 @@ impl<'a, T: BandScalar> Engine<'a, T> {
     /// The lowest bands of every (spin, k) block this rank computes, for the Hamiltonian of
     /// the terms' operators in `state` with the summed local potentials `veff` (per spin
     /// channel), to tolerance and iteration limit `tol`; warm-started from and written to
-    /// `psi`. Returns every block's eigenvalues (gathered on every rank) and the eigensolver
-    /// iterations summed over blocks.
+    /// `psi`. Returns every block's eigenvalues (gathered on every rank), the eigensolver
+    /// iterations summed over blocks and this rank's seconds in each kind of operator.
     fn solve(
         &self,
         psi: &mut [Vec<Mat<T>>],
@@ -733,12 +747,13 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         veff: &[Vec<f64>],
         (tol, maxiter): (f64, usize),
         n_occupied: &[Vec<usize>],
-    ) -> Result<(Eigenvalues, f64), String> {
+    ) -> Result<(Eigenvalues, f64, ApplyTimes), String> {
         let (basis, params) = (self.basis, self.params);
         let par = &*basis.parallel;
         let (nspin, nk) = (self.model.nspin(), basis.kpoints.len());
         let mut eig = vec![vec![Vec::new(); nk]; nspin];
         let mut eig_iters = [0.0];
+        let mut applied = ApplyTimes::default();
         par.time_block_work(|| -> Result<(), String> {
             for (s, k) in par.owned_blocks(nspin, nk) {
                 let ops = term::block_operators(&self.terms, state, (s, k), &veff[s]);
@@ -768,6 +783,11 @@ impl<'a, T: BandScalar> Engine<'a, T> {
                     }
                 })?;
                 eig_iters[0] += r.iterations as f64;
+                let t = h.apply_times();
+                applied.local += t.local;
+                applied.projectors += t.projectors;
+                applied.low_rank += t.low_rank;
+                applied.subspace += t.subspace;
                 eig[s][k] = r.values;
                 psi[s][k] = r.vectors;
             }
@@ -776,7 +796,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         // Every rank needs every eigenvalue for the occupations.
         par.gather_blocks(&mut eig, params.nbands);
         par.sum_over_kgroups(&mut eig_iters);
-        Ok((eig, eig_iters[0]))
+        Ok((eig, eig_iters[0], applied))
     }
 
     /// The state of the density `rho` with exact exchange on (a hybrid's inner loop),
