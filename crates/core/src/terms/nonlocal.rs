@@ -25,6 +25,7 @@ use crate::special::real_ylm;
 use num_complex::Complex64;
 use planewave_comm::{CommClass, CommExt, Communicator, Operation};
 use planewave_linalg::{matmul, Mat, MatMut, MatRef};
+use rayon::prelude::*;
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard};
 
 /// Plane waves per block of the projector matrix built at once (a block of si64's 320
@@ -35,6 +36,9 @@ const PROJECTOR_BLOCK: usize = 512;
 /// in every application above it: small cells keep the speed of one GEMM per pass (si8: 1 MiB
 /// per k), large ones the memory (si64 Γ: 61 MB on one rank, 12 MB of phases instead).
 pub const STORED_PROJECTORS_MAX: usize = 8 << 20;
+
+/// Most bytes of partial projections the threads of one projection hold at once.
+const PARTIALS_MAX: usize = 64 << 20;
 
 /// The projectors of one k-point, compact (see the module doc).
 pub struct KProjectors<T: BandScalar> {
@@ -405,50 +409,10 @@ impl<T: BandScalar> KProjectors<T> {
         self.stored.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A buffer for one block of P (up to [`PROJECTOR_BLOCK`] plane waves; none when P is
-    /// kept whole).
-    fn buffer(&self) -> Mat<T> {
-        match *self.whole() {
-            Some(_) => Mat::zeros(0, self.nproj),
-            None => self.block_buffer(),
-        }
-    }
-
     /// A buffer for one block of any part's matrix (up to [`PROJECTOR_BLOCK`] plane waves).
     fn block_buffer(&self) -> Mat<T> {
         let b = PROJECTOR_BLOCK.min(self.phases.nrows());
         Mat::zeros(T::plane_wave_rows(false, 0, b).len(), self.nproj)
-    }
-
-    /// Call `f(rows, block)` for every block of P: `block` holds P's rows `rows` of this
-    /// representation (the plane waves of one block), built in `buf`.
-    fn for_each_block(
-        &self,
-        buf: &mut Mat<T>,
-        mut f: impl FnMut(std::ops::Range<usize>, MatRef<'_, T>),
-    ) {
-        if let Some(p) = &*self.whole() {
-            return f(0..p.nrows(), p.as_ref());
-        }
-        self.blocks_of(&self.shapes, buf, f);
-    }
-
-    /// Call `f(rows, block)` for every block of the matrix of `shapes` (P's, or a strain
-    /// derivative's), built in `buf` (a [`Self::block_buffer`]).
-    fn blocks_of(
-        &self,
-        shapes: &Shapes,
-        buf: &mut Mat<T>,
-        mut f: impl FnMut(std::ops::Range<usize>, MatRef<'_, T>),
-    ) {
-        let npw = self.phases.nrows();
-        for h0 in (0..npw).step_by(PROJECTOR_BLOCK) {
-            let h1 = (h0 + PROJECTOR_BLOCK).min(npw);
-            let rows = T::plane_wave_rows(self.g0, h0, h1);
-            let mut block = buf.as_mut().subrows_mut(0, rows.len());
-            self.build_rows(shapes, h0, h1, block.as_mut());
-            f(rows, block.as_ref());
-        }
     }
 
     /// The rows of the matrix of `shapes` that hold the local plane waves `h0..h1`, into
@@ -474,15 +438,65 @@ impl<T: BandScalar> KProjectors<T> {
     /// or the matrix of `shapes` (built in blocks).
     fn project_local_of(&self, shapes: Option<&Shapes>, x: MatRef<'_, T>) -> Mat<T> {
         let mut c = Mat::<T>::zeros(self.nproj, x.ncols());
-        let mut add = |rows: std::ops::Range<usize>, m: MatRef<'_, T>| {
-            let xs = x.subrows(rows.start, rows.len());
-            planewave_linalg::gemm(c.as_mut(), true, m, true, xs, false);
+        if shapes.is_none() {
+            if let Some(p) = &*self.whole() {
+                planewave_linalg::gemm(c.as_mut(), false, p.as_ref(), true, x, false);
+                return c;
+            }
+        }
+        let shapes = shapes.unwrap_or(&self.shapes);
+        // The blocks in `tasks` contiguous runs on rayon's threads, each run summed into a
+        // partial of its own, the partials summed in run order (one run: the plain sum).
+        let starts: Vec<usize> = (0..self.phases.nrows()).step_by(PROJECTOR_BLOCK).collect();
+        let partial_bytes = (self.nproj * x.ncols() * std::mem::size_of::<T>()).max(1);
+        let tasks = rayon::current_num_threads()
+            .min(starts.len())
+            .min(PARTIALS_MAX / partial_bytes)
+            .max(1);
+        let per = starts.len().div_ceil(tasks).max(1);
+        let run = |chunk: &[usize], acc: &mut Mat<T>| {
+            let mut buf = self.block_buffer();
+            for &h0 in chunk {
+                let (rows, block) = self.build_block(shapes, h0, &mut buf);
+                let xs = x.subrows(rows.start, rows.len());
+                planewave_linalg::gemm(acc.as_mut(), true, block, true, xs, false);
+            }
         };
-        match shapes {
-            None => self.for_each_block(&mut self.buffer(), &mut add),
-            Some(shapes) => self.blocks_of(shapes, &mut self.block_buffer(), &mut add),
+        if tasks == 1 {
+            run(&starts, &mut c);
+            return c;
+        }
+        let partials: Vec<Mat<T>> = starts
+            .par_chunks(per)
+            .map(|chunk| {
+                let mut acc = Mat::<T>::zeros(self.nproj, x.ncols());
+                run(chunk, &mut acc);
+                acc
+            })
+            .collect();
+        for p in &partials {
+            for j in 0..c.ncols() {
+                for i in 0..c.nrows() {
+                    c[(i, j)] += p[(i, j)];
+                }
+            }
         }
         c
+    }
+
+    /// The block of the matrix of `shapes` for the local plane waves from `h0` (up to
+    /// [`PROJECTOR_BLOCK`] of them), built in `buf`: its rows of the representation, and it.
+    fn build_block<'b>(
+        &self,
+        shapes: &Shapes,
+        h0: usize,
+        buf: &'b mut Mat<T>,
+    ) -> (std::ops::Range<usize>, MatRef<'b, T>) {
+        let h1 = (h0 + PROJECTOR_BLOCK).min(self.phases.nrows());
+        let rows = T::plane_wave_rows(self.g0, h0, h1);
+        let mut block = buf.as_mut().subrows_mut(0, rows.len());
+        self.build_rows(shapes, h0, h1, block.as_mut());
+        (rows.clone(), buf.as_ref().subrows(0, rows.len()))
     }
 
     /// `P^H psi` over all rows: local GEMMs plus one sum over the G-vector group.
@@ -584,17 +598,34 @@ impl<T: BandScalar> KProjectors<T> {
     }
 
     /// `out += V_nl psi` for the block `psi` (npw x nb).
-    pub fn apply_add(&self, psi: MatRef<'_, T>, mut out: MatMut<'_, T>) {
+    pub fn apply_add(&self, psi: MatRef<'_, T>, out: MatMut<'_, T>) {
         if self.nproj() == 0 {
             return;
         }
         let c = self.project(psi);
         let dc = matmul(self.d.as_ref(), c.as_ref());
-        let mut buf = self.buffer();
-        self.for_each_block(&mut buf, |rows, p| {
-            let dst = out.as_mut().subrows_mut(rows.start, rows.len());
-            planewave_linalg::gemm(dst, true, p, false, dc.as_ref(), false);
-        });
+        if let Some(p) = &*self.whole() {
+            planewave_linalg::gemm(out, true, p.as_ref(), false, dc.as_ref(), false);
+            return;
+        }
+        // Each block adds to its own rows of `out`: the blocks run on rayon's threads.
+        let mut pieces = Vec::new();
+        let (mut rest, mut at) = (out, 0);
+        for h0 in (0..self.phases.nrows()).step_by(PROJECTOR_BLOCK) {
+            let h1 = (h0 + PROJECTOR_BLOCK).min(self.phases.nrows());
+            let rows = T::plane_wave_rows(self.g0, h0, h1);
+            let (_, tail) = rest.split_at_row_mut(rows.start - at);
+            let (piece, tail) = tail.split_at_row_mut(rows.len());
+            pieces.push((h0, piece));
+            (rest, at) = (tail, rows.end);
+        }
+        pieces.into_par_iter().for_each_init(
+            || self.block_buffer(),
+            |buf, (h0, piece)| {
+                let (_, block) = self.build_block(&self.shapes, h0, buf);
+                planewave_linalg::gemm(piece, true, block, false, dc.as_ref(), false);
+            },
+        );
     }
 
     /// `<psi_n|V_nl|psi_n>` for every band of the block.
@@ -798,6 +829,19 @@ mod tests {
         built
     }
 
+    /// Every block of the matrix of `shapes`, in order, as the projections build them.
+    fn blocks<T: BandScalar>(
+        proj: &KProjectors<T>,
+        shapes: &Shapes,
+        f: &mut dyn FnMut(std::ops::Range<usize>, MatRef<'_, T>),
+    ) {
+        let mut buf = proj.block_buffer();
+        for h0 in (0..proj.phases.nrows()).step_by(PROJECTOR_BLOCK) {
+            let (rows, block) = proj.build_block(shapes, h0, &mut buf);
+            f(rows, block);
+        }
+    }
+
     fn assert_close<T: BandScalar>(built: &Mat<T>, direct: &Mat<T>, what: &str) {
         let mut err: f64 = 0.0;
         let mut big: f64 = 0.0;
@@ -821,8 +865,7 @@ mod tests {
         for kpt in &s.basis.kpoints {
             let proj = KProjectors::<T>::new(&s.model, kpt, s.basis.volume);
             let (rows, cols) = (kpt.dim(), proj.nproj());
-            let built =
-                side_by_side::<T>(rows, cols, |f| proj.for_each_block(&mut proj.buffer(), f));
+            let built = side_by_side::<T>(rows, cols, |f| blocks(&proj, &proj.shapes, f));
             assert_close(&built, &direct_matrix(&s, kpt, Part::Value), case);
             // These cells' P are small enough to be kept whole: built by the same blocks.
             assert!(
@@ -841,13 +884,47 @@ mod tests {
             );
             for part in [Part::Strain(0, 0), Part::Strain(0, 2), Part::Strain(1, 2)] {
                 let shapes = species_shapes(&s.model, kpt, s.basis.volume, &[part]);
-                let built = side_by_side::<T>(rows, cols, |f| {
-                    proj.blocks_of(&shapes[0], &mut proj.block_buffer(), f)
-                });
+                let built = side_by_side::<T>(rows, cols, |f| blocks(&proj, &shapes[0], f));
                 let what = format!("{case} {part:?}");
                 assert_close(&built, &direct_matrix(&s, kpt, part), &what);
             }
         }
+    }
+
+    /// V_nl psi on threads (blocks in parallel runs, partial projections summed) equals it
+    /// on one thread and with P kept whole.
+    fn threads_apply_as_one<T: BandScalar>(case: &str) {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/data")
+            .join(case);
+        let spec = crate::input::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let s = crate::setup::build(spec).unwrap_or_else(|e| panic!("{e}"));
+        let kpt = &s.basis.kpoints[0];
+        let proj = KProjectors::<T>::new(&s.model, kpt, s.basis.volume);
+        assert!(
+            proj.phases.nrows() > 2 * PROJECTOR_BLOCK,
+            "{case}: several blocks"
+        );
+        let psi = T::random(kpt, &(0..6).collect::<Vec<_>>(), 7);
+        let apply = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let mut out = Mat::<T>::zeros(psi.nrows(), psi.ncols());
+            pool.install(|| proj.apply_add(psi.as_ref(), out.as_mut()));
+            out
+        };
+        let one = apply(1);
+        assert_close(&apply(3), &one, &format!("{case}: 3 threads"));
+        let _kept = proj.keep_whole();
+        assert_close(&apply(1), &one, &format!("{case}: P kept whole"));
+    }
+
+    #[test]
+    fn projectors_apply_alike_on_threads_in_blocks_and_whole() {
+        threads_apply_as_one::<Complex64>("qe/si8_lda_gth_displaced/pw.in");
+        threads_apply_as_one::<f64>("qe/h2o_pbe0_gth_gamma/pw.in");
     }
 
     #[test]
