@@ -225,3 +225,58 @@ fn loader_opens(name: &str) -> bool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn missing(name: &'static str) -> GpuError {
+        GpuError::MissingLibrary(MissingLibrary {
+            name,
+            file_names: discovery::candidate_names(name),
+            searched: vec![PathBuf::from("/nowhere")],
+        })
+    }
+
+    #[test]
+    fn messages_say_what_to_do() {
+        let m = missing("cufft").to_string();
+        assert!(
+            m.contains("LD_LIBRARY_PATH") && m.contains("libcufft.so.12"),
+            "{m}"
+        );
+        assert!(m.contains("/nowhere") && m.contains("--device cpu"), "{m}");
+        let m = missing("cuda").to_string();
+        assert!(
+            m.contains("no NVIDIA driver") && m.contains("--device cpu"),
+            "{m}"
+        );
+        let e = GpuError::NoDevice {
+            ordinal: 0,
+            detail: "the driver sees 0 device(s)".into(),
+        };
+        assert!(e.to_string().contains("run with --device cpu"));
+        let e = GpuError::NotLoadable {
+            name: "nvrtc",
+            path: Some(PathBuf::from("/x/lib/libnvrtc.so.13")),
+        };
+        assert!(e.to_string().contains("LD_LIBRARY_PATH=/x/lib:"), "{e}");
+    }
+
+    #[test]
+    fn a_library_found_off_the_loader_path_is_reported_with_its_folder() {
+        let d = std::env::temp_dir().join(format!("planewave-gpu-dev-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        for name in discovery::REQUIRED {
+            std::fs::write(d.join(discovery::usual_file_name(name)), b"").unwrap();
+        }
+        // The loader never searches the temporary folder: unless this machine has CUDA, the
+        // first library it cannot open is reported as found there but not loadable.
+        match check_libraries(&SearchPath::from_dirs([&d])) {
+            Ok(()) => println!("this machine's loader opens every CUDA library"),
+            Err(GpuError::NotLoadable { path: Some(p), .. }) => assert!(p.starts_with(&d)),
+            Err(e) => panic!("unexpected error: {e}"),
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
