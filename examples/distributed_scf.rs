@@ -74,6 +74,7 @@ fn run(world: Arc<dyn Communicator>) -> Option<(f64, Vec<[f64; 3]>)> {
             kerker_q0: 0.8,
         }),
         seed: 42,
+        start: Default::default(),
         eigensolver: Eigensolver::Davidson { dim_factor: 2 },
         checkpoint: None,
         stop: None,

@@ -348,26 +348,23 @@ pub fn summary(s: &Setup, r: &ScfResult) {
         }
     }
     let t = &r.timings;
+    let hybrid = |label: &str, x: f64| {
+        s.model
+            .hybrid
+            .map_or_else(String::new, |_| format!("{label}{x:.2}"))
+    };
     println!(
         "timings (s): setup {:.2}  eigensolver {:.2} (H local {:.2}, nonlocal {:.2}{}, subspace solves {:.2}, the rest dense algebra)  density {:.2}  potentials {:.2}  mixing {:.2}{}  total {:.2}",
         t.setup,
         t.eigensolver,
         t.h_local,
         t.h_nonlocal,
-        if s.model.hybrid.is_some() {
-            format!(", exchange {:.2}", t.h_exchange)
-        } else {
-            String::new()
-        },
+        hybrid(", exchange ", t.h_exchange),
         t.subspace,
         t.density,
         t.potentials,
         t.mixing,
-        if s.model.hybrid.is_some() {
-            format!("  exchange {:.2}", t.exchange)
-        } else {
-            String::new()
-        },
+        hybrid("  exchange ", t.exchange),
         t.total
     );
 }

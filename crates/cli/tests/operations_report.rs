@@ -3,25 +3,12 @@
 //! solutions apart, the split adds up to the level's communication, and the JSON and the log
 //! both carry it.
 
+mod common;
+
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::Command;
 
 fn si_on_a_gvector_group_of_two() -> (String, Value) {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let json = std::env::temp_dir().join(format!("planewave-ops-{}.json", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_planewave"))
-        .arg("run")
-        .arg(root.join("examples/si.toml"))
-        .args(["--ranks", "2", "--kpoint-groups", "1", "--json"])
-        .arg(&json)
-        .env("RAYON_NUM_THREADS", "1")
-        .output()
-        .expect("the planewave binary runs");
-    assert!(out.status.success(), "{out:?}");
-    let doc = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    std::fs::remove_file(&json).unwrap();
-    (String::from_utf8(out.stdout).unwrap(), doc)
+    common::si_example("ops", &["--ranks", "2", "--kpoint-groups", "1"])
 }
 
 #[test]

@@ -2,25 +2,11 @@
 //! reads it: only the energy terms the model has, the stress without rounding noise, a
 //! one-line efficiency report, and a results JSON with its schema version.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
 /// stdout of the Si example on one rank and one thread, and its results JSON.
 fn si_example() -> (String, serde_json::Value) {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let json = std::env::temp_dir().join(format!("planewave-summary-{}.json", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_planewave"))
-        .arg("run")
-        .arg(root.join("examples/si.toml"))
-        .arg("--json")
-        .arg(&json)
-        .env("RAYON_NUM_THREADS", "1")
-        .output()
-        .expect("the planewave binary runs");
-    assert!(out.status.success(), "{out:?}");
-    let doc = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    std::fs::remove_file(&json).unwrap();
-    (String::from_utf8(out.stdout).unwrap(), doc)
+    common::si_example("summary", &[])
 }
 
 /// The lines after the one that starts with `head`, up to the next that does not start with

@@ -5,6 +5,7 @@
 //! [`input`] reads TOML and Quantum ESPRESSO inputs, [`setup`] turns them into a model and basis,
 //! [`results`] writes the JSON summary. Hartree atomic units throughout.
 
+pub mod atomic_start;
 pub mod bands;
 pub mod basis;
 pub mod checkpoint;

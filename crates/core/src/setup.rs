@@ -364,6 +364,7 @@ pub fn build_following(
             kerker_q0: spec.scf.mixing.kerker_q0,
         }),
         seed: spec.scf.seed,
+        start: spec.scf.start,
         eigensolver,
         checkpoint: None,
         stop: None,

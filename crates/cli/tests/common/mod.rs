@@ -1,5 +1,8 @@
 //! Helpers shared by the command-line tests.
 
+// Each test file uses some of them.
+#![allow(dead_code)]
+
 use std::process::Command;
 
 /// Start `cmd`, send `signal` (a `kill` option such as `-TERM`) to it once it prints a line
@@ -39,4 +42,25 @@ pub fn signal_after_line(
         .unwrap();
     let status = child.wait().unwrap();
     (status.code(), seen, err)
+}
+
+/// `planewave run examples/si.toml` with `args` after the input and `RAYON_NUM_THREADS=1`,
+/// writing the results JSON to a temporary file: (stdout, the results document). Panics
+/// when the run fails.
+pub fn si_example(tag: &str, args: &[&str]) -> (String, serde_json::Value) {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let json = std::env::temp_dir().join(format!("planewave-{tag}-{}.json", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_planewave"))
+        .arg("run")
+        .arg(root.join("examples/si.toml"))
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .expect("the planewave binary runs");
+    assert!(out.status.success(), "{out:?}");
+    let doc = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    std::fs::remove_file(&json).unwrap();
+    (String::from_utf8(out.stdout).unwrap(), doc)
 }

@@ -204,6 +204,28 @@ pub fn orthonormalize<T: Scalar>(op: &impl BlockOperator<T>, x: MatRef<'_, T>) -
     (t.ncols() == x.ncols()).then(|| matmul(x, t.as_ref()))
 }
 
+/// The `nb` lowest Ritz vectors of `op` in the span of `x` (more columns than `nb`): an
+/// eigensolver's start from more trial vectors than bands, such as every atom's orbitals
+/// (QE's `rotate_wfc`). None when the span has fewer than `nb` independent directions.
+pub fn ritz_start<T: Scalar>(
+    op: &impl BlockOperator<T>,
+    x: MatRef<'_, T>,
+    nb: usize,
+) -> Option<Mat<T>> {
+    let t = canonical_transform(op, x, 1e-8)?;
+    if t.ncols() < nb {
+        return None;
+    }
+    let q = matmul(x, t.as_ref());
+    let mut hq = Mat::<T>::zeros(q.nrows(), q.ncols());
+    op.apply(q.as_ref(), hq.as_mut());
+    let mut h = gram(op, q.as_ref(), hq.as_ref());
+    drop(hq);
+    hermitian_part(h.as_mut());
+    let e = op.small_eigen(h.as_ref(), nb).ok()?;
+    Some(matmul(q.as_ref(), e.vectors.as_ref()))
+}
+
 /// Rows per block of [`multiply_cols_in_place`]: its temporary is `ROW_BLOCK x k`.
 const ROW_BLOCK: usize = 1024;
 

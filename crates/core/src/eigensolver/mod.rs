@@ -19,7 +19,7 @@ pub mod lobpcg;
 #[cfg(test)]
 mod testing;
 
-pub use block::orthonormalize;
+pub use block::{orthonormalize, ritz_start};
 
 use crate::bands::BandScalar;
 use crate::hamiltonian::KHamiltonian;

@@ -282,6 +282,8 @@ pub struct ScfSpec {
     pub davidson_dim: usize,
     /// Seed for random initial wavefunctions (default 42).
     pub seed: u64,
+    /// Starting bands: atomic orbitals (default) or random (QE `startingwfc`).
+    pub start: crate::atomic_start::BandStart,
     /// Continue from a checkpoint (QE `restart_mode = 'restart'`; the file is `--restart FILE`
     /// or `<stem>.ckpt` next to the input).
     pub restart: bool,
@@ -406,6 +408,7 @@ impl Default for ScfSpec {
             eigensolver: "davidson".to_string(),
             davidson_dim: crate::eigensolver::davidson::DEFAULT_DIM_FACTOR,
             seed: 42,
+            start: Default::default(),
             restart: false,
             max_seconds: None,
         }

@@ -991,6 +991,11 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
             other => return Err(v.err(e, format!("diagonalization = '{other}' is not known"))),
         };
     }
+    if let Some(e) = get("startingwfc") {
+        if v.lower(e) != "file" {
+            scf.start = v.lower(e).parse().map_err(|msg: String| v.err(e, msg))?;
+        }
+    }
     for k in ["startingwfc", "startingpot"] {
         if let Some(e) = get(k) {
             if v.lower(e) == "file" {

@@ -129,6 +129,7 @@ struct TomlScf {
     eigensolver: Option<Spanned<String>>,
     davidson_dim: Option<Spanned<i64>>,
     seed: Option<u64>,
+    start: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -188,6 +189,7 @@ const TABLES: &[(&str, &[&str])] = &[
             "eigensolver",
             "davidson_dim",
             "seed",
+            "start",
         ],
     ),
     ("scf.mixing", &["beta", "depth", "kerker_q0"]),
@@ -969,6 +971,12 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         }
         if let Some(seed) = s.seed {
             scf.seed = seed;
+        }
+        if let Some(v) = &s.start {
+            scf.start = v
+                .get_ref()
+                .parse()
+                .or_else(|msg| ctx.err("scf.start", Some(v.span()), msg))?;
         }
     }
 

@@ -15,6 +15,7 @@
 //! * GTH potentials are evaluated analytically; UPF potentials on their radial grid with
 //!   Quantum ESPRESSO 6.7 integration conventions (see `numeric.rs`).
 
+pub mod atom;
 mod gth;
 mod numeric;
 mod psp8;

@@ -12,10 +12,12 @@
 
 pub mod policies;
 
+use crate::atomic_start::{AtomicStart, BandStart};
 use crate::bands::BandScalar;
 use crate::basis::Basis;
 use crate::checkpoint::{self, Snapshot};
 use crate::density::{self, Density};
+use crate::eigensolver::ritz_start;
 use crate::eigensolver::Eigensolver;
 use crate::energies::{Energies, TermEnergy};
 use crate::exx::ace::{Ace, Operators};
@@ -55,6 +57,8 @@ pub struct ScfParams {
     pub tuning: crate::tuning::Tuning,
     /// Seed of the random starting wavefunctions.
     pub seed: u64,
+    /// How bands start when the run does not continue from bands.
+    pub start: crate::atomic_start::BandStart,
     /// The iterative eigensolver.
     pub eigensolver: Eigensolver,
     /// Where and how often to write checkpoints (None: never).
@@ -515,8 +519,9 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         })
     }
 
-    /// The starting bands: `start` when it fits this run's layout on every rank, else seeded
-    /// random blocks. Errors when a k-point has fewer plane waves than bands.
+    /// The starting bands: `start` when it fits this run's layout on every rank, else fresh
+    /// ones as [`ScfParams::start`] asks (atomic orbitals or seeded random vectors). Errors
+    /// when a k-point has fewer plane waves than bands.
     pub fn starting_bands(
         &self,
         start: Option<Vec<Vec<Mat<T>>>>,
@@ -551,21 +556,61 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         };
         Ok(match start {
             Some(p) if par.all(fits(&p)) => p,
-            _ => (0..nspin)
-                .map(|s| {
-                    (0..nk)
-                        .map(|k| {
-                            if par.owns(s, k) {
-                                let seed = crate::rng::stream(params.seed, &[s as u64, k as u64]);
-                                T::random(&basis.kpoints[k], &my_bands, seed.state())
-                            } else {
-                                Mat::zeros(0, 0)
-                            }
-                        })
-                        .collect()
-                })
-                .collect(),
+            _ => self.fresh_bands(&my_bands),
         })
+    }
+
+    /// Bands of a run that does not continue from bands, per [`ScfParams::start`]: every
+    /// atom's orbitals (all of them, on every band group, to be reduced by the first
+    /// eigensolve when they outnumber the bands, see [`Self::solve`]) completed by seeded
+    /// random vectors, or random vectors only (asked for, or when no species has orbitals).
+    /// Random vectors are drawn per global band, so every layout starts alike.
+    fn fresh_bands(&self, my_bands: &[usize]) -> Vec<Vec<Mat<T>>> {
+        let (basis, params, model) = (self.basis, self.params, self.model);
+        let par = &*basis.parallel;
+        let atomic = (params.start == BandStart::Atomic)
+            .then(|| AtomicStart::new(model, basis))
+            .filter(|a| a.count(model) > 0);
+        let (nspin, nk) = (model.nspin(), basis.kpoints.len());
+        (0..nspin)
+            .map(|s| {
+                (0..nk)
+                    .map(|k| {
+                        if !par.owns(s, k) {
+                            return Mat::zeros(0, 0);
+                        }
+                        let kpt = &basis.kpoints[k];
+                        let seed = crate::rng::stream(params.seed, &[s as u64, k as u64]);
+                        let Some(a) = &atomic else {
+                            return T::random(kpt, my_bands, seed.state());
+                        };
+                        let orbitals = a.bands::<T>(model, kpt, basis.volume);
+                        let n = orbitals.ncols();
+                        if n > params.nbands {
+                            return orbitals;
+                        }
+                        let rest: Vec<usize> =
+                            my_bands.iter().copied().filter(|&b| b >= n).collect();
+                        let random = T::random(kpt, &rest, seed.state());
+                        let mut next_random = 0..;
+                        let cols: Vec<(bool, usize)> = my_bands
+                            .iter()
+                            .map(|&b| {
+                                if b < n {
+                                    (true, b)
+                                } else {
+                                    (false, next_random.next().unwrap())
+                                }
+                            })
+                            .collect();
+                        Mat::from_fn(kpt.dim(), my_bands.len(), |i, j| match cols[j] {
+                            (true, b) => orbitals[(i, b)],
+                            (false, r) => random[(i, r)],
+                        })
+                    })
+                    .collect()
+            })
+            .collect()
     }
 
     /// One SCF loop from `rho_in` and the bands `psi` (updated in place), with the exchange
@@ -762,6 +807,16 @@ impl<'a, T: BandScalar> Engine<'a, T> {
                 // Prepared for all of the block's applications (one k-point's projectors
                 // whole at a time, when small enough).
                 let r = h.prepared(|h| {
+                    // More starting vectors than bands (atomic orbitals, on every band group):
+                    // the lowest Ritz vectors of their span, this band group's share of them.
+                    let x0 = if x0.ncols() > params.nbands {
+                        let all = ritz_start(h, x0.as_ref(), params.nbands)
+                            .unwrap_or_else(|| x0.subcols(0, params.nbands).to_owned());
+                        let mine = par.local_bands(params.nbands);
+                        Mat::from_fn(all.nrows(), mine.len(), |i, j| all[(i, mine[j])])
+                    } else {
+                        x0
+                    };
                     if par.band_groups() > 1 {
                         params.eigensolver.solve_bands(
                             h,

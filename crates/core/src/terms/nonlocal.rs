@@ -66,7 +66,7 @@ pub struct KProjectors<T: BandScalar> {
 
 /// `e^{-i(k+G).tau}` of one atom as `e^{-2 pi i k.x}` times one factor per Miller index (one
 /// `sincos` per index instead of one per plane wave).
-struct AtomPhase {
+pub(crate) struct AtomPhase {
     /// `e^{-2 pi i k.x}`.
     k_phase: Complex64,
     /// Per direction d, `e^{-2 pi i m x_d}` for `m = lowest[d]..`.
@@ -75,7 +75,7 @@ struct AtomPhase {
 }
 
 impl AtomPhase {
-    fn new(x: [f64; 3], k: [f64; 3], millers: &[[i32; 3]]) -> Self {
+    pub(crate) fn new(x: [f64; 3], k: [f64; 3], millers: &[[i32; 3]]) -> Self {
         let two_pi = 2.0 * std::f64::consts::PI;
         let mut lowest = [0; 3];
         let factors = std::array::from_fn(|d| {
@@ -95,7 +95,7 @@ impl AtomPhase {
     }
 
     /// The phase of the plane wave with Miller indices `m`.
-    fn of(&self, m: &[i32; 3]) -> Complex64 {
+    pub(crate) fn of(&self, m: &[i32; 3]) -> Complex64 {
         let f = |d: usize| self.factors[d][(m[d] - self.lowest[d]) as usize];
         self.k_phase * f(0) * f(1) * f(2)
     }
