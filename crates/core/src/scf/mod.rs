@@ -584,33 +584,34 @@ impl<'a, T: BandScalar> Engine<'a, T> {
                         let Some(a) = &atomic else {
                             return T::random(kpt, my_bands, seed.state());
                         };
-                        let orbitals = a.bands::<T>(model, kpt, basis.volume);
-                        let n = orbitals.ncols();
-                        if n > params.nbands {
-                            return orbitals;
-                        }
-                        let rest: Vec<usize> =
-                            my_bands.iter().copied().filter(|&b| b >= n).collect();
-                        let random = T::random(kpt, &rest, seed.state());
-                        let mut next_random = 0..;
-                        let cols: Vec<(bool, usize)> = my_bands
-                            .iter()
-                            .map(|&b| {
-                                if b < n {
-                                    (true, b)
-                                } else {
-                                    (false, next_random.next().unwrap())
-                                }
-                            })
-                            .collect();
-                        Mat::from_fn(kpt.dim(), my_bands.len(), |i, j| match cols[j] {
-                            (true, b) => orbitals[(i, b)],
-                            (false, r) => random[(i, r)],
-                        })
+                        self.atomic_block(a, kpt, my_bands, seed.state())
                     })
                     .collect()
             })
             .collect()
+    }
+
+    /// This rank's starting bands `my_bands` (ascending) at `kpt` from the atomic orbitals
+    /// `a`: every orbital when they outnumber the bands, else orbital b for band b and seeded
+    /// random vectors for the bands beyond the orbitals.
+    fn atomic_block(
+        &self,
+        a: &AtomicStart,
+        kpt: &crate::basis::Kpoint,
+        my_bands: &[usize],
+        seed: u64,
+    ) -> Mat<T> {
+        let orbitals = a.bands::<T>(self.model, kpt, self.basis.volume);
+        let n = orbitals.ncols();
+        if n > self.params.nbands {
+            return orbitals;
+        }
+        let (mine, beyond): (Vec<usize>, Vec<usize>) = my_bands.iter().partition(|&&b| b < n);
+        let random = T::random(kpt, &beyond, seed);
+        Mat::from_fn(kpt.dim(), my_bands.len(), |i, j| match mine.get(j) {
+            Some(&b) => orbitals[(i, b)],
+            None => random[(i, j - mine.len())],
+        })
     }
 
     /// One SCF loop from `rho_in` and the bands `psi` (updated in place), with the exchange
