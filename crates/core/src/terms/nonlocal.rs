@@ -854,14 +854,19 @@ mod tests {
         assert!(big > 0.0 && err < 1e-13 * big, "{what}: {err:e} of {big:e}");
     }
 
-    /// The blocks of the compact projectors (and of their strain derivatives) side by side,
-    /// against the matrices built directly; P kept whole equals its blocks.
-    fn blocks_equal_the_direct_matrix<T: BandScalar>(case: &str) {
+    /// The set-up of the test input `case` (under tests/data).
+    fn setup_of(case: &str) -> crate::setup::Setup {
         let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../../tests/data")
             .join(case);
         let spec = crate::input::load(&path).unwrap_or_else(|e| panic!("{e}"));
-        let s = crate::setup::build(spec).unwrap_or_else(|e| panic!("{e}"));
+        crate::setup::build(spec).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The blocks of the compact projectors (and of their strain derivatives) side by side,
+    /// against the matrices built directly; P kept whole equals its blocks.
+    fn blocks_equal_the_direct_matrix<T: BandScalar>(case: &str) {
+        let s = setup_of(case);
         for kpt in &s.basis.kpoints {
             let proj = KProjectors::<T>::new(&s.model, kpt, s.basis.volume);
             let (rows, cols) = (kpt.dim(), proj.nproj());
@@ -894,11 +899,7 @@ mod tests {
     /// V_nl psi on threads (blocks in parallel runs, partial projections summed) equals it
     /// on one thread and with P kept whole.
     fn threads_apply_as_one<T: BandScalar>(case: &str) {
-        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/data")
-            .join(case);
-        let spec = crate::input::load(&path).unwrap_or_else(|e| panic!("{e}"));
-        let s = crate::setup::build(spec).unwrap_or_else(|e| panic!("{e}"));
+        let s = setup_of(case);
         let kpt = &s.basis.kpoints[0];
         let proj = KProjectors::<T>::new(&s.model, kpt, s.basis.volume);
         assert!(
