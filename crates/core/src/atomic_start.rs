@@ -14,7 +14,7 @@ use crate::bands::{col_mut, BandScalar};
 use crate::basis::{Basis, Kpoint};
 use crate::model::Model;
 use crate::special::real_ylm;
-use crate::terms::nonlocal::AtomPhase;
+use crate::terms::nonlocal::{kpg_norms, AtomPhase};
 use num_complex::Complex64;
 use planewave_linalg::Mat;
 
@@ -72,12 +72,7 @@ impl AtomicStart {
     /// Solve every species' pseudo-atom and tabulate its orbitals up to the largest |k+G| of
     /// `basis` on this rank.
     pub fn new(model: &Model, basis: &Basis) -> Self {
-        let qmax = basis
-            .kpoints
-            .iter()
-            .flat_map(|k| k.kpg.iter())
-            .map(|g| (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt())
-            .fold(0.0, f64::max);
+        let qmax = basis.kpoints.iter().flat_map(kpg_norms).fold(0.0, f64::max);
         let n = (qmax / DQ) as usize + 3;
         let tables = model
             .species
@@ -110,11 +105,7 @@ impl AtomicStart {
     /// columns), of a cell of `volume` (bohr³).
     pub fn bands<T: BandScalar>(&self, model: &Model, kpt: &Kpoint, volume: f64) -> Mat<T> {
         let norm = 1.0 / volume.sqrt();
-        let qs: Vec<f64> = kpt
-            .kpg
-            .iter()
-            .map(|g| (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt())
-            .collect();
+        let qs = kpg_norms(kpt);
         // Per species: Ω^{-1/2} φ(|k+G|) Y_lm(k+G), one column per (orbital, m).
         let shapes: Vec<Vec<(usize, Vec<f64>)>> = self
             .tables

@@ -217,7 +217,7 @@ fn projector_matrices(
 }
 
 /// |k+G| of every plane wave of `kpt`.
-fn kpg_norms(kpt: &Kpoint) -> Vec<f64> {
+pub(crate) fn kpg_norms(kpt: &Kpoint) -> Vec<f64> {
     kpt.kpg
         .iter()
         .map(|g| (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt())
