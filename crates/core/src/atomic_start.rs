@@ -18,30 +18,7 @@ use crate::terms::nonlocal::{kpg_norms, AtomPhase};
 use num_complex::Complex64;
 use planewave_linalg::Mat;
 
-/// How an SCF that does not continue from bands starts them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum BandStart {
-    /// Every atom's pseudo-atomic orbitals, reduced to the lowest Ritz vectors of their span
-    /// when they outnumber the bands, completed by random vectors when fewer (the default;
-    /// random where no species has orbitals, and with band groups).
-    #[default]
-    Atomic,
-    /// Seeded random vectors.
-    Random,
-}
-
-impl std::str::FromStr for BandStart {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "atomic" | "atomic+random" => Ok(BandStart::Atomic),
-            "random" => Ok(BandStart::Random),
-            other => Err(format!(
-                "unknown start `{other}`: use \"atomic\" or \"random\""
-            )),
-        }
-    }
-}
+pub use planewave_input::BandStart;
 
 /// Spacing of the form-factor tables (bohr⁻¹).
 const DQ: f64 = 0.01;

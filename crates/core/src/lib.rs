@@ -19,7 +19,8 @@ pub mod exx;
 pub mod forces;
 pub mod gvectors;
 pub mod hamiltonian;
-pub mod input;
+/// The input declaration (the `planewave-input` crate).
+pub use planewave_input as input;
 pub mod mixing;
 pub mod model;
 pub mod occupation;

@@ -3,6 +3,7 @@
 
 use crate::model::{Model, SpinMode};
 use crate::smearing::Smearing;
+use crate::smearing::SmearingFunction;
 
 /// Occupations of every (spin, k, band), the Fermi level(s) and the smearing energy.
 #[derive(Debug, Clone)]

@@ -10,46 +10,18 @@
 use crate::special::erfc;
 use std::f64::consts::PI;
 
-/// Smearing kind and width (Ha).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Smearing {
-    /// No smearing: integer occupations (insulators, fixed moments).
-    None,
-    /// Gaussian of the given width.
-    Gaussian(f64),
-    /// Fermi–Dirac at temperature k_B T = width.
-    FermiDirac(f64),
-    /// Methfessel–Paxton, first order.
-    MethfesselPaxton(f64),
-    /// Marzari–Vanderbilt cold smearing.
-    MarzariVanderbilt(f64),
+pub use planewave_input::Smearing;
+
+/// The occupation and entropy functions of a smearing kind.
+pub trait SmearingFunction {
+    /// Occupation (between 0 and 1, MP may overshoot slightly) at x = (eps - mu) / width.
+    fn occupation(&self, x: f64) -> f64;
+    /// Entropy function S(x).
+    fn entropy(&self, x: f64) -> f64;
 }
 
-impl Smearing {
-    /// Width in Ha (0 for `None`).
-    pub fn width(&self) -> f64 {
-        match *self {
-            Smearing::None => 0.0,
-            Smearing::Gaussian(w)
-            | Smearing::FermiDirac(w)
-            | Smearing::MethfesselPaxton(w)
-            | Smearing::MarzariVanderbilt(w) => w,
-        }
-    }
-
-    /// Name for output.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Smearing::None => "none",
-            Smearing::Gaussian(_) => "gaussian",
-            Smearing::FermiDirac(_) => "fermi-dirac",
-            Smearing::MethfesselPaxton(_) => "methfessel-paxton",
-            Smearing::MarzariVanderbilt(_) => "marzari-vanderbilt",
-        }
-    }
-
-    /// Occupation (between 0 and 1, MP may overshoot slightly) at x = (eps - mu) / width.
-    pub fn occupation(&self, x: f64) -> f64 {
+impl SmearingFunction for Smearing {
+    fn occupation(&self, x: f64) -> f64 {
         match self {
             Smearing::None => {
                 if x < 0.0 {
@@ -75,8 +47,7 @@ impl Smearing {
         }
     }
 
-    /// Entropy function S(x).
-    pub fn entropy(&self, x: f64) -> f64 {
+    fn entropy(&self, x: f64) -> f64 {
         match self {
             Smearing::None => 0.0,
             Smearing::Gaussian(_) => (-x * x).exp() / (2.0 * PI.sqrt()),

@@ -41,7 +41,7 @@ pub const EMPTY_ONLY_ITERATIONS: usize = 2;
 /// which makes each iteration nearly as effective as LOBPCG's: on si64 Γ (128 bands, one
 /// thread) the SCF took 35-36 s with 3 against 44-47 s with 2, for 7 instead of 5 blocks of
 /// nb vectors (about 50 MB more).
-pub const DEFAULT_DIM_FACTOR: usize = 3;
+pub const DEFAULT_DIM_FACTOR: usize = planewave_input::DEFAULT_DAVIDSON_DIM;
 
 /// Residual-norm targets: `occupied` for the first `n_occupied` bands,
 /// [`super::EMPTY_TOL_FACTOR`] times that for the others.

@@ -26,16 +26,7 @@ use std::f64::consts::PI;
 /// Below this |Q|² (bohr⁻²) Q counts as zero.
 const Q2_ZERO: f64 = 1e-8;
 
-/// What defines the kernel of one calculation.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct KernelSpec {
-    /// Screening ω (1/bohr) of the erfc kernel (HSE); None: the full Coulomb kernel (PBE0).
-    pub screening: Option<f64>,
-    /// QE's `x_gamma_extrapolation` (its default: true).
-    pub x_gamma_extrapolation: bool,
-    /// The q grid `nqx1..3` (a sub-grid of the k grid; `[1, 1, 1]` at Γ).
-    pub q_grid: [usize; 3],
-}
+pub use planewave_input::KernelSpec;
 
 /// The kernel of one cell and cutoff, with its divergence constant.
 #[derive(Clone, Debug)]

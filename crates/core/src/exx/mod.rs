@@ -23,16 +23,7 @@
 //!
 //! Not yet: stress.
 
-/// The exact-exchange part of a hybrid functional: `fraction` (0.25) of Fock exchange with the
-/// Coulomb kernel (PBE0: the semilocal exchange scaled by `1 - fraction`) or the erfc kernel
-/// of `kernel.screening` (HSE: less `fraction` times the short-range semilocal exchange).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Hybrid {
-    /// The exact-exchange fraction `a` (QE `exx_fraction`).
-    pub fraction: f64,
-    /// The kernel: screening, divergence treatment and q grid.
-    pub kernel: kernel::KernelSpec,
-}
+pub use planewave_input::Hybrid;
 
 pub mod ace;
 pub mod kernel;

@@ -14,7 +14,7 @@ pub(crate) const MIN_ATOM_DISTANCE: f64 = 0.5;
 pub(crate) const MAX_ECUT: f64 = 1.0e4;
 
 /// How each checked quantity is called in the input format.
-pub(crate) struct KeyNames {
+pub struct KeyNames {
     pub lattice: &'static str,
     pub atoms: &'static str,
     pub species: &'static str,

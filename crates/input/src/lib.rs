@@ -110,9 +110,11 @@
 //! silently ignored. See `qe.rs` for the mapping of each key.
 
 mod error;
+mod hybrid;
 mod poscar;
 mod qe;
 mod qe_lattice;
+mod smearing;
 mod toml;
 pub mod units;
 mod validate;
@@ -121,7 +123,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use self::error::InputError;
-pub(crate) use self::validate::KeyNames;
+pub use self::hybrid::{Hybrid, KernelSpec};
+pub use self::validate::KeyNames;
 
 /// A validated description of one SCF run, in Hartree atomic units.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,7 +145,7 @@ pub struct RunSpec {
     pub functional: String,
     /// The exact-exchange part when the functional is a hybrid (`functional` is then its
     /// semilocal base, e.g. PBE0 on "pbe").
-    pub hybrid: Option<crate::exx::Hybrid>,
+    pub hybrid: Option<Hybrid>,
     /// Occupation smearing; widths in Ha.
     pub smearing: Smearing,
     /// Spin treatment.
@@ -188,7 +191,7 @@ pub struct Origin {
 
 impl RunSpec {
     /// The key names of the input's format.
-    pub(crate) fn key_names(&self) -> &'static KeyNames {
+    pub fn key_names(&self) -> &'static KeyNames {
         match self.origin.format {
             InputFormat::Toml => &validate::TOML_KEYS,
             InputFormat::QuantumEspresso => &validate::QE_KEYS,
@@ -196,12 +199,12 @@ impl RunSpec {
     }
 
     /// The line where `key` (named as in [`Self::key_names`]) was written, if recorded.
-    pub(crate) fn line_of(&self, key: &str) -> Option<usize> {
+    pub fn line_of(&self, key: &str) -> Option<usize> {
         self.origin.lines.get(key).copied()
     }
 
     /// The key that names the pseudopotential of species `symbol`, and its line.
-    pub(crate) fn pseudo_key(&self, symbol: &str) -> (String, Option<usize>) {
+    pub fn pseudo_key(&self, symbol: &str) -> (String, Option<usize>) {
         let line = self.origin.species_lines.get(symbol).copied();
         match self.origin.format {
             InputFormat::Toml => (format!("species.{symbol}.pseudo"), line),
@@ -230,7 +233,7 @@ pub struct SpeciesSpec {
 }
 
 /// Occupation smearing (the model's type; widths in Ha).
-pub use crate::smearing::Smearing;
+pub use self::smearing::Smearing;
 
 /// Spin treatment.
 #[derive(Debug, Clone, PartialEq)]
@@ -264,6 +267,34 @@ pub enum Kpoints {
     Explicit(Vec<([f64; 3], f64)>),
 }
 
+/// How an SCF that does not continue from bands starts them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BandStart {
+    /// Every atom's pseudo-atomic orbitals, reduced to the lowest Ritz vectors of their span
+    /// when they outnumber the bands, completed by random vectors when fewer (the default;
+    /// random where no species has orbitals, and with band groups).
+    #[default]
+    Atomic,
+    /// Seeded random vectors.
+    Random,
+}
+
+impl std::str::FromStr for BandStart {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "atomic" | "atomic+random" => Ok(BandStart::Atomic),
+            "random" => Ok(BandStart::Random),
+            other => Err(format!(
+                "unknown start `{other}`: use \"atomic\" or \"random\""
+            )),
+        }
+    }
+}
+
+/// Davidson's default search space in multiples of the bands (QE `diago_david_ndim`).
+pub const DEFAULT_DAVIDSON_DIM: usize = 3;
+
 /// SCF controls.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScfSpec {
@@ -283,7 +314,7 @@ pub struct ScfSpec {
     /// Seed for random initial wavefunctions (default 42).
     pub seed: u64,
     /// Starting bands: atomic orbitals (default) or random (QE `startingwfc`).
-    pub start: crate::atomic_start::BandStart,
+    pub start: BandStart,
     /// Continue from a checkpoint (QE `restart_mode = 'restart'`; the file is `--restart FILE`
     /// or `<stem>.ckpt` next to the input).
     pub restart: bool,
@@ -406,7 +437,7 @@ impl Default for ScfSpec {
             max_iterations: 100,
             mixing: MixingSpec::default(),
             eigensolver: "davidson".to_string(),
-            davidson_dim: crate::eigensolver::davidson::DEFAULT_DIM_FACTOR,
+            davidson_dim: DEFAULT_DAVIDSON_DIM,
             seed: 42,
             start: Default::default(),
             restart: false,

@@ -1178,8 +1178,8 @@ fn hybrid_of(
     ctx: &Ctx<'_>,
     functional: Option<&str>,
     table: Option<&Spanned<TomlHybrid>>,
-) -> Result<Option<crate::exx::Hybrid>, InputError> {
-    use crate::exx::kernel::KernelSpec;
+) -> Result<Option<crate::Hybrid>, InputError> {
+    use crate::KernelSpec;
     let Some(functional) = functional else {
         return match table {
             Some(t) => Err(ctx
@@ -1193,7 +1193,7 @@ fn hybrid_of(
         };
     };
     let hse = functional != "pbe0";
-    let mut h = crate::exx::Hybrid {
+    let mut h = crate::Hybrid {
         fraction: 0.25,
         kernel: KernelSpec {
             screening: hse.then_some(0.106),

@@ -3,8 +3,7 @@
 //! have refused by name.
 
 use super::{Entry, InputError, Vals};
-use crate::exx::kernel::KernelSpec;
-use crate::exx::Hybrid;
+use crate::{Hybrid, KernelSpec};
 
 /// The EXX keys of &system.
 pub(super) const KEYS: &[&str] = &[
