@@ -108,14 +108,28 @@
 //! `K_POINTS` (`automatic | gamma | crystal | tpiba`). `ibrav` = 0, 1, 2 or 3.
 //! Every key that changes the physics and is not supported is an error, never
 //! silently ignored. See `qe.rs` for the mapping of each key.
+//!
+//! # How it is read
+//!
+//! - The TOML schema is a set of typed serde structs (`toml.rs`, unknown keys refused). Names
+//!   and units are read as values are deserialised (`named.rs`: functionals, smearing kinds,
+//!   energies with units, ...), every key's line comes from the document (`toml_lines.rs`),
+//!   and serde's errors are turned into messages that name the key, its table and a fix,
+//!   with the tables' key lists asked of the structs themselves (`toml_errors.rs`).
+//! - The pw.x reader (`qe.rs`) tokenises namelists and cards and maps QE's keys.
+//! - Both end in the same checks (`validate.rs`) and the same [`RunSpec`].
 
 mod error;
 mod hybrid;
+mod kpoints;
+mod named;
 mod poscar;
 mod qe;
 mod qe_lattice;
 mod smearing;
 mod toml;
+mod toml_errors;
+mod toml_lines;
 pub mod units;
 mod validate;
 
@@ -124,6 +138,7 @@ use std::path::{Path, PathBuf};
 
 pub use self::error::InputError;
 pub use self::hybrid::{Hybrid, KernelSpec};
+pub use self::kpoints::Kpoints;
 pub use self::validate::KeyNames;
 
 /// A validated description of one SCF run, in Hartree atomic units.
@@ -248,23 +263,6 @@ pub enum Spin {
         /// Fixed total magnetisation (n_up - n_down, in mu_B per cell), if any.
         total_magnetization: Option<f64>,
     },
-}
-
-/// Brillouin-zone sampling.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Kpoints {
-    /// The Gamma point only.
-    Gamma,
-    /// A Monkhorst-Pack grid.
-    MonkhorstPack {
-        /// Points along each reciprocal vector (all >= 1).
-        grid: [usize; 3],
-        /// Half-step shift per direction (QE `sk = 1`).
-        shift: [bool; 3],
-    },
-    /// Explicit list: fractional k (in units of the reciprocal vectors) and
-    /// weight; the weights are normalised to sum 1.
-    Explicit(Vec<([f64; 3], f64)>),
 }
 
 /// How an SCF that does not continue from bands starts them.

@@ -1378,7 +1378,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
                 };
                 list.push((frac, nums[3]));
             }
-            super::toml::normalise_weights(list).map_err(|m| kerr(kc.line, m))?
+            super::kpoints::normalise_weights(list).map_err(|m| kerr(kc.line, m))?
         }
         other => {
             return Err(kerr(kc.line, format!("K_POINTS {other} is not supported"))

@@ -1,18 +1,25 @@
-//! planewave's TOML input: the serde schema (unknown keys rejected) and its
-//! conversion into a [`RunSpec`]. The schema is documented in the module doc of
-//! `input`.
+//! planewave's TOML input (the crate doc lists every key): typed structs that reject unknown
+//! keys and read names and units as they go ([`crate::named`]), then the checks that join
+//! keys. The structs carry no spans: every key's line comes from the document
+//! ([`crate::toml_lines`]), and serde's errors become ours in [`crate::toml_errors`], which
+//! takes the tables' key lists from these same structs.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use ::toml::{Spanned, Value};
 use serde::Deserialize;
 
-use super::error::{did_you_mean, line_of_offset};
-use super::units::{parse_energy, LengthUnit};
-use super::validate::{cart_to_frac, is_singular, validate, Lines, TOML_KEYS};
-use super::{
-    base_dir, stem, AtomSpec, InputError, InputFormat, Kpoints, MixingSpec, ParallelSpec,
+use crate::hybrid::{hybrid_of, HybridTable};
+use crate::kpoints::{KpointTable, KpointsValue};
+use crate::named::{
+    BandConsecutive, Cartesian, Collinear, Eigensolver, Energy, Functional, Pick, SmearingKind,
+};
+use crate::toml_errors::{fields_of, from_serde, malformed};
+use crate::toml_lines::{key_lines, KeyLines};
+use crate::units::LengthUnit;
+use crate::validate::{cart_to_frac, is_singular, validate, Lines, TOML_KEYS};
+use crate::{
+    base_dir, stem, AtomSpec, BandStart, InputError, InputFormat, MixingSpec, ParallelSpec,
     Properties, RelaxAlgorithm, RelaxSpec, RunSpec, ScfSpec, Smearing, SpeciesSpec, Spin,
     GPA_IN_HA_PER_BOHR3,
 };
@@ -21,71 +28,37 @@ use super::{
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct TomlInput {
+struct Input {
     title: Option<String>,
-    structure: Option<Spanned<TomlStructure>>,
+    structure: Option<Structure>,
     #[serde(default)]
-    species: BTreeMap<String, Spanned<TomlSpecies>>,
-    model: Option<TomlModel>,
-    basis: Option<Spanned<TomlBasis>>,
-    scf: Option<TomlScf>,
-    properties: Option<TomlProperties>,
-    relax: Option<TomlRelax>,
-    parallel: Option<TomlParallel>,
-    hybrid: Option<Spanned<TomlHybrid>>,
+    species: BTreeMap<String, Species>,
+    #[serde(default)]
+    model: Model,
+    basis: Option<Basis>,
+    #[serde(default)]
+    scf: Scf,
+    properties: Option<PropertiesTable>,
+    #[serde(default)]
+    relax: Relax,
+    #[serde(default)]
+    parallel: Parallel,
+    hybrid: Option<HybridTable>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct TomlHybrid {
-    exx_fraction: Option<Spanned<f64>>,
-    x_gamma_extrapolation: Option<bool>,
-    q_grid: Option<Spanned<Vec<i64>>>,
-    divergence: Option<Spanned<String>>,
-    screening: Option<Spanned<f64>>,
+struct Structure {
+    lattice: Option<Vec<Vec<f64>>>,
+    lattice_unit: Option<Pick<LengthUnit>>,
+    poscar: Option<String>,
+    positions: Option<Pick<Cartesian>>,
+    atoms: Option<Vec<Atom>>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct TomlParallel {
-    kpoint_groups: Option<Spanned<i64>>,
-    band_groups: Option<Spanned<i64>>,
-    rank_order: Option<Spanned<String>>,
-    alltoallv: Option<Spanned<String>>,
-    kpoint_sum: Option<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TomlProperties {
-    forces: Option<bool>,
-    stress: Option<bool>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TomlRelax {
-    cell: Option<bool>,
-    pressure: Option<Spanned<f64>>,
-    force_tolerance: Option<Spanned<f64>>,
-    stress_tolerance: Option<Spanned<f64>>,
-    max_steps: Option<Spanned<i64>>,
-    algorithm: Option<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TomlStructure {
-    lattice: Option<Spanned<Vec<Vec<f64>>>>,
-    lattice_unit: Option<Spanned<String>>,
-    poscar: Option<Spanned<String>>,
-    positions: Option<Spanned<String>>,
-    atoms: Option<Spanned<Vec<Spanned<TomlAtom>>>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TomlAtom {
+struct Atom {
     species: String,
     position: Vec<f64>,
     magnetization: Option<f64>,
@@ -93,1364 +66,615 @@ struct TomlAtom {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct TomlSpecies {
+struct Species {
     pseudo: String,
     magnetization: Option<f64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct TomlModel {
-    functional: Option<Spanned<String>>,
-    smearing: Option<Spanned<String>>,
-    smearing_width: Option<Spanned<Value>>,
-    spin: Option<Spanned<String>>,
-    total_magnetization: Option<Spanned<f64>>,
-    charge: Option<Spanned<f64>>,
+struct Model {
+    functional: Option<Pick<Functional>>,
+    smearing: Option<Pick<SmearingKind>>,
+    smearing_width: Option<Energy>,
+    spin: Option<Pick<Collinear>>,
+    total_magnetization: Option<f64>,
+    charge: Option<f64>,
     symmetry: Option<bool>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct TomlBasis {
-    ecut: Spanned<Value>,
-    kpoints: Spanned<Value>,
-    nbands: Option<Spanned<i64>>,
-    fft_grid: Option<Spanned<Vec<i64>>>,
+struct Basis {
+    ecut: Energy,
+    kpoints: KpointsValue,
+    nbands: Option<i64>,
+    fft_grid: Option<Vec<i64>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct TomlScf {
-    energy_tolerance: Option<Spanned<f64>>,
-    density_tolerance: Option<Spanned<f64>>,
-    max_iterations: Option<Spanned<i64>>,
-    mixing: Option<Spanned<TomlMixing>>,
-    eigensolver: Option<Spanned<String>>,
-    davidson_dim: Option<Spanned<i64>>,
+struct Scf {
+    energy_tolerance: Option<f64>,
+    density_tolerance: Option<f64>,
+    max_iterations: Option<i64>,
+    mixing: Option<Mixing>,
+    eigensolver: Option<Pick<Eigensolver>>,
+    davidson_dim: Option<i64>,
     seed: Option<u64>,
-    start: Option<Spanned<String>>,
+    start: Option<Pick<BandStart>>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct TomlMixing {
-    beta: Option<Spanned<f64>>,
-    depth: Option<Spanned<i64>>,
-    kerker_q0: Option<Spanned<f64>>,
+struct Mixing {
+    beta: Option<f64>,
+    depth: Option<i64>,
+    kerker_q0: Option<f64>,
 }
 
-/// Known keys of each table: (table as shown to the user, keys).
-const TABLES: &[(&str, &[&str])] = &[
-    (
-        "the top level",
-        &[
-            "title",
-            "structure",
-            "species",
-            "model",
-            "basis",
-            "scf",
-            "properties",
-            "relax",
-            "parallel",
-            "hybrid",
-        ],
-    ),
-    (
-        "[structure]",
-        &["lattice", "lattice_unit", "poscar", "positions", "atoms"],
-    ),
-    (
-        "an entry of structure.atoms",
-        &["species", "position", "magnetization"],
-    ),
-    ("[species.*]", &["pseudo", "magnetization"]),
-    (
-        "[model]",
-        &[
-            "functional",
-            "smearing",
-            "smearing_width",
-            "spin",
-            "total_magnetization",
-            "charge",
-            "symmetry",
-        ],
-    ),
-    ("[basis]", &["ecut", "kpoints", "nbands"]),
-    (
-        "[scf]",
-        &[
-            "energy_tolerance",
-            "density_tolerance",
-            "max_iterations",
-            "mixing",
-            "eigensolver",
-            "davidson_dim",
-            "seed",
-            "start",
-        ],
-    ),
-    ("scf.mixing", &["beta", "depth", "kerker_q0"]),
-    ("[properties]", &["forces", "stress"]),
-    (
-        "[hybrid]",
-        &[
-            "exx_fraction",
-            "x_gamma_extrapolation",
-            "q_grid",
-            "divergence",
-        ],
-    ),
-    (
-        "[parallel]",
-        &[
-            "kpoint_groups",
-            "band_groups",
-            "rank_order",
-            "alltoallv",
-            "kpoint_sum",
-        ],
-    ),
-    (
-        "[relax]",
-        &[
-            "cell",
-            "pressure",
-            "force_tolerance",
-            "stress_tolerance",
-            "max_steps",
-            "algorithm",
-        ],
-    ),
-];
-
-const KPOINT_KEYS: &[&str] = &["grid", "shift", "list"];
-
-// ---------------------------------------------------------------- errors
-
-/// Context for building errors while converting.
-struct Ctx<'a> {
-    text: &'a str,
-    file: &'a Path,
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PropertiesTable {
+    forces: Option<bool>,
+    stress: Option<bool>,
 }
 
-impl Ctx<'_> {
-    fn line(&self, span: std::ops::Range<usize>) -> Option<usize> {
-        Some(line_of_offset(self.text, span.start))
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Relax {
+    cell: Option<bool>,
+    pressure: Option<f64>,
+    force_tolerance: Option<f64>,
+    stress_tolerance: Option<f64>,
+    max_steps: Option<i64>,
+    algorithm: Option<Pick<RelaxAlgorithm>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Parallel {
+    kpoint_groups: Option<i64>,
+    band_groups: Option<i64>,
+    rank_order: Option<Pick<BandConsecutive>>,
+    alltoallv: Option<String>,
+    kpoint_sum: Option<String>,
+}
+
+/// Every table as the user knows it, with its keys from the structs above.
+fn schema() -> Vec<(&'static str, &'static [&'static str])> {
+    vec![
+        ("the top level", fields_of::<Input>()),
+        ("[structure]", fields_of::<Structure>()),
+        ("an entry of structure.atoms", fields_of::<Atom>()),
+        ("[species.*]", fields_of::<Species>()),
+        ("[model]", fields_of::<Model>()),
+        ("[basis]", fields_of::<Basis>()),
+        ("basis.kpoints", fields_of::<KpointTable>()),
+        ("[scf]", fields_of::<Scf>()),
+        ("scf.mixing", fields_of::<Mixing>()),
+        ("[properties]", fields_of::<PropertiesTable>()),
+        ("[relax]", fields_of::<Relax>()),
+        ("[parallel]", fields_of::<Parallel>()),
+        ("[hybrid]", fields_of::<HybridTable>()),
+    ]
+}
+
+// ---------------------------------------------------------------- reading
+
+/// Parses TOML text (see the crate doc) and validates it.
+pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
+    if let Err(e) = text.parse::<toml::Table>() {
+        return Err(malformed(&e, text, source));
     }
-    fn e(
+    let lines = key_lines(text);
+    let input: Input =
+        toml::from_str(text).map_err(|e| from_serde(&e, text, source, &schema(), &lines))?;
+    let doc = Doc {
+        file: source,
+        lines,
+    };
+    input.into_spec(&doc)
+}
+
+/// The file being read and its keys' lines.
+pub(crate) struct Doc<'a> {
+    pub file: &'a Path,
+    pub lines: KeyLines,
+}
+
+impl Doc<'_> {
+    /// An error at `key`'s line.
+    pub(crate) fn err(
         &self,
         key: &str,
-        span: Option<std::ops::Range<usize>>,
-        msg: impl Into<String>,
+        message: impl Into<String>,
+        hint: impl Into<String>,
     ) -> InputError {
-        InputError::new(self.file, msg)
+        InputError::new(self.file, message)
             .with_key(key)
-            .at_line(span.and_then(|s| self.line(s)))
+            .at_line(self.lines.of(key))
+            .with_hint(hint)
     }
-    fn err<T>(
-        &self,
-        key: &str,
-        span: Option<std::ops::Range<usize>>,
-        msg: impl Into<String>,
-    ) -> Result<T, InputError> {
-        Err(InputError::new(self.file, msg)
-            .with_key(key)
-            .at_line(span.and_then(|s| self.line(s))))
-    }
-}
 
-/// All back-quoted words in `s`.
-fn backquoted(s: &str) -> Vec<String> {
-    s.split('`')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_string)
-        .collect()
-}
-
-/// The user-facing name of the table whose key list is `expected`.
-fn table_for_expected(expected: &[String], text: &str, line: Option<usize>) -> String {
-    for (name, keys) in TABLES {
-        if keys.len() == expected.len() && keys.iter().all(|k| expected.iter().any(|e| e == k)) {
-            if *name == "[species.*]" {
-                if let Some(h) = header_before(text, line) {
-                    if h.starts_with("[species.") {
-                        return h;
-                    }
-                }
-            }
-            return (*name).to_string();
-        }
-    }
-    header_before(text, line).unwrap_or_else(|| "the top level".to_string())
-}
-
-/// The last `[table]` header at or before `line`.
-fn header_before(text: &str, line: Option<usize>) -> Option<String> {
-    let line = line?;
-    text.lines()
-        .take(line)
-        .filter_map(|l| {
-            let t = l.trim();
-            if t.starts_with('[') {
-                t.find(']').map(|e| t[..=e].to_string())
-            } else {
-                None
-            }
+    /// `v` as a count, at `key`.
+    fn count(&self, key: &str, v: i64) -> Result<usize, InputError> {
+        usize::try_from(v).map_err(|_| {
+            self.err(
+                key,
+                format!("must be a non-negative integer, got {v}"),
+                "give a whole number, 0 or more",
+            )
         })
-        .last()
-}
-
-/// Dotted key prefix for a user-facing table name.
-fn key_prefix(table: &str) -> String {
-    if table.starts_with('[') {
-        format!("{}.", table.trim_matches(|c| c == '[' || c == ']'))
-    } else if table == "scf.mixing" {
-        "scf.mixing.".to_string()
-    } else if table.contains("structure.atoms") {
-        "structure.atoms[].".to_string()
-    } else {
-        String::new()
     }
 }
 
-/// The key assigned on `line` (text before `=`), if any.
-fn key_on_line(text: &str, line: Option<usize>) -> Option<String> {
-    let l = text.lines().nth(line?.checked_sub(1)?)?;
-    let (k, _) = l.split_once('=')?;
-    let k = k.trim().trim_start_matches('{').trim();
-    if k.is_empty() || k.contains(['[', '"', '\'']) {
-        None
-    } else {
-        Some(k.to_string())
-    }
-}
-
-fn unknown_key_error(
-    file: &Path,
-    text: &str,
-    unknown: &str,
-    expected: &[String],
-    line: Option<usize>,
-) -> InputError {
-    let table = table_for_expected(expected, text, line);
-    let prefix = key_prefix(&table);
-    let mut hint = did_you_mean(unknown, expected.iter().map(String::as_str));
-    if hint.is_none() {
-        for (name, keys) in TABLES {
-            if keys.contains(&unknown) && *name != table && name.starts_with('[') {
-                hint = Some(format!("`{unknown}` belongs in {name}"));
-                break;
+impl Input {
+    fn into_spec(self, doc: &Doc) -> Result<RunSpec, InputError> {
+        let functional = self.model.functional.map_or(Functional("lda_pz"), |f| f.0);
+        let hybrid = hybrid_of(doc, functional, self.hybrid.as_ref())?;
+        let mut lines = Lines {
+            keys: doc.lines.keys.clone(),
+            ..Lines::default()
+        };
+        let structure = self.structure.ok_or_else(|| {
+            missing(
+                doc,
+                "structure",
+                "give [structure] with lattice and atoms (or poscar)",
+            )
+        })?;
+        let (lattice, atoms, atom_mags) = structure.read(doc, &mut lines)?;
+        let species = species_of(doc, &self.species, &atoms, &mut lines)?;
+        let spin = self
+            .model
+            .spin(doc, &self.species, &atoms, &atom_mags, &lines)?;
+        let basis = self.basis.ok_or_else(|| {
+            let hint = "[basis] needs ecut (e.g. 15.0 Ha) and kpoints (e.g. { grid = [4, 4, 4] })";
+            missing(doc, "basis", hint)
+        })?;
+        let spec = RunSpec {
+            source: doc.file.to_path_buf(),
+            title: self.title.clone().unwrap_or_else(|| stem(doc.file)),
+            lattice,
+            atoms,
+            species,
+            functional: if hybrid.is_some() {
+                "pbe"
+            } else {
+                functional.0
             }
-        }
+            .to_string(),
+            smearing: self.model.smearing(doc, &mut lines)?,
+            spin,
+            charge: self.model.charge.unwrap_or(0.0),
+            ecut: basis.ecut.0,
+            nbands: basis.nbands.map(|v| bands(doc, v)).transpose()?,
+            fft_grid: fft_grid(doc, basis.fft_grid.as_deref())?,
+            kpoints: basis.kpoints.0,
+            scf: self.scf.read(doc)?,
+            use_symmetry: self.model.symmetry.unwrap_or(true),
+            properties: properties(doc, self.properties.as_ref(), hybrid.is_some())?,
+            relax: self.relax.read(doc)?,
+            parallel: self.parallel.read(doc)?,
+            hybrid,
+            origin: lines.origin(InputFormat::Toml),
+        };
+        validate(&spec, &TOML_KEYS, &lines)?;
+        Ok(spec)
     }
-    let hint = hint.unwrap_or_else(|| {
-        if expected.is_empty() {
-            format!("{table} takes no keys")
-        } else {
-            format!("known keys in {table}: {}", expected.join(", "))
-        }
-    });
-    InputError::new(file, format!("unknown key `{unknown}` in {table}"))
-        .with_key(format!("{prefix}{unknown}"))
-        .at_line(line)
+}
+
+/// `basis.nbands` (0 is refused by the checks).
+fn bands(doc: &Doc, v: i64) -> Result<usize, InputError> {
+    let msg = || format!("the number of bands must be at least 1, got {v}");
+    usize::try_from(v)
+        .map_err(|_| doc.err("basis.nbands", msg(), "leave nbands out for the default"))
+}
+
+/// A required table that is not there.
+fn missing(doc: &Doc, table: &str, hint: &str) -> InputError {
+    InputError::new(doc.file, format!("missing table [{table}]"))
+        .with_key(table)
         .with_hint(hint)
 }
 
-/// Replaces our internal schema type names (`struct TomlSpecies`) in serde messages.
-fn tidy_type_names(msg: &str) -> String {
-    let mut out = String::new();
-    let mut rest = msg;
-    while let Some(pos) = rest.find("struct Toml") {
-        out.push_str(&rest[..pos]);
-        let after = &rest[pos + "struct Toml".len()..];
-        let end = after
-            .find(|c: char| !c.is_ascii_alphanumeric())
-            .unwrap_or(after.len());
-        out.push_str("a table");
-        rest = &after[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Turns a toml/serde error into ours.
-fn map_de_error(e: &::toml::de::Error, text: &str, file: &Path) -> InputError {
-    let msg = e.message().trim().to_string();
-    let line = e.span().map(|s| line_of_offset(text, s.start));
-    if let Some(rest) = msg.strip_prefix("unknown field ") {
-        let words = backquoted(rest);
-        if let Some((unknown, expected)) = words.split_first() {
-            return unknown_key_error(file, text, unknown, expected, line);
+impl Model {
+    /// The smearing; without a width, the width's line is the kind's.
+    fn smearing(&self, doc: &Doc, lines: &mut Lines) -> Result<Smearing, InputError> {
+        if let Some(l) = doc
+            .lines
+            .of("model.smearing")
+            .filter(|_| self.smearing_width.is_none())
+        {
+            lines.keys.insert("model.smearing_width".into(), l);
         }
-    }
-    if let Some(rest) = msg.strip_prefix("unexpected keys in table: ") {
-        if let Some((unk, avail)) = rest.split_once(", available keys: ") {
-            let unknown = unk.split(", ").next().unwrap_or(unk).trim();
-            let expected: Vec<String> = avail.split(", ").map(|s| s.trim().to_string()).collect();
-            return unknown_key_error(file, text, unknown, &expected, line);
-        }
-    }
-    if let Some(rest) = msg.strip_prefix("missing field ") {
-        let field = backquoted(rest).into_iter().next().unwrap_or_default();
-        let table = TABLES
-            .iter()
-            .find(|(_, keys)| keys.contains(&field.as_str()))
-            .map(|(n, _)| (*n).to_string())
-            .unwrap_or_else(|| "a table".to_string());
-        let table = if table == "[species.*]" {
-            header_before(text, line)
-                .filter(|h| h.starts_with("[species."))
-                .unwrap_or(table)
-        } else {
-            table
-        };
-        return InputError::new(file, format!("missing required key `{field}` in {table}"))
-            .with_key(format!("{}{field}", key_prefix(&table)))
-            .at_line(line);
-    }
-    let one_line = msg
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ");
-    let one_line = tidy_type_names(&one_line);
-    let mut err = InputError::new(file, format!("invalid value: {one_line}")).at_line(line);
-    if let Some(k) = key_on_line(text, line) {
-        let full = match header_before(text, line) {
-            Some(h) => format!("{}.{k}", h.trim_matches(|c| c == '[' || c == ']')),
-            None => k,
-        };
-        err = err.with_key(full);
-    }
-    err
-}
-
-// ---------------------------------------------------------------- conversion
-
-/// Parses TOML text (see the `input` module doc) and validates it.
-pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
-    let file = source;
-    if let Err(e) = text.parse::<::toml::Table>() {
-        let msg = e
-            .message()
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join("; ");
-        let line = e.span().map(|s| line_of_offset(text, s.start));
-        let mut err = InputError::new(file, format!("malformed TOML: {msg}")).at_line(line);
-        if msg.contains("duplicate key") {
-            err = err.with_hint("each key (and each [species.X] table) may appear only once");
-        } else {
-            err = err.with_hint("see the TOML schema in the planewave documentation (or is this a QE input missing &control/&system?)");
-        }
-        return Err(err);
-    }
-    let input: TomlInput = ::toml::from_str(text).map_err(|e| map_de_error(&e, text, file))?;
-    let ctx = Ctx { text, file };
-    let mut lines = Lines::default();
-    let dir = base_dir(source);
-
-    // ---- model (needed early for spin checks)
-    let model = input.model.unwrap_or(TomlModel {
-        functional: None,
-        smearing: None,
-        smearing_width: None,
-        spin: None,
-        total_magnetization: None,
-        charge: None,
-        symmetry: None,
-    });
-    let hybrid_name = model.functional.as_ref().and_then(|f| {
-        let name = f.get_ref().trim().to_ascii_lowercase();
-        matches!(name.as_str(), "pbe0" | "hse" | "hse06").then_some(name)
-    });
-    let hybrid = hybrid_of(&ctx, hybrid_name.as_deref(), input.hybrid.as_ref())?;
-    let functional = match &model.functional {
-        None => "lda_pz".to_string(),
-        Some(_) if hybrid.is_some() => "pbe".to_string(),
-        Some(f) => match functional_name(f.get_ref()) {
-            Some(n) => n.to_string(),
-            None => {
-                let e = ctx.e(
-                    "model.functional",
-                    Some(f.span()),
-                    format!("unknown functional `{}`", f.get_ref()),
-                );
-                return Err(e.with_hint(
-                    did_you_mean(
-                        f.get_ref(),
-                        ["lda_pz", "lda_pw", "lda_vwn", "pbe", "pbe0", "hse"],
-                    )
-                        .unwrap_or_else(|| {
-                            "supported: lda_pz (lda, pz), lda_pw (pw), lda_vwn (vwn, svwn), pbe, pbe0, hse (hse06)"
-                                .to_string()
-                        }),
-                ));
-            }
-        },
-    };
-
-    for (key, span) in [
-        (
-            "model.functional",
-            model.functional.as_ref().map(|v| v.span()),
-        ),
-        ("model.smearing", model.smearing.as_ref().map(|v| v.span())),
-        ("model.spin", model.spin.as_ref().map(|v| v.span())),
-    ] {
-        if let Some(span) = span {
-            lines
-                .keys
-                .insert(key.to_string(), line_of_offset(text, span.start));
-        }
-    }
-    let smearing_kind = match &model.smearing {
-        None => SmearKind::None,
-        Some(s) => match smearing_kind(s.get_ref()) {
-            Some(k) => k,
-            None => {
-                return Err(ctx.e("model.smearing", Some(s.span()), format!("unknown smearing `{}`", s.get_ref()))
-                    .with_hint("supported: none, gaussian, fermi-dirac, methfessel-paxton, marzari-vanderbilt (cold)"))
-            }
-        },
-    };
-    let width = match &model.smearing_width {
-        None => None,
-        Some(w) => Some(energy_value(&ctx, "model.smearing_width", w)?),
-    };
-    if let Some(w) = &model.smearing_width {
-        lines.keys.insert(
-            "model.smearing_width".into(),
-            line_of_offset(text, w.span().start),
-        );
-    } else if let Some(s) = &model.smearing {
-        lines.keys.insert(
-            "model.smearing_width".into(),
-            line_of_offset(text, s.span().start),
-        );
-    }
-    let smearing = match (smearing_kind, width) {
-        (SmearKind::None, None) => Smearing::None,
-        (SmearKind::None, Some(_)) => {
-            return Err(ctx
-                .e(
-                    "model.smearing_width",
-                    model.smearing_width.as_ref().map(|w| w.span()),
-                    "smearing_width is given but smearing is off",
-                )
-                .with_hint(
-                    "set smearing = \"gaussian\" (or another kind), or remove smearing_width",
-                ))
-        }
-        (_, None) => {
-            return Err(ctx
-                .e(
-                    "model.smearing_width",
-                    model.smearing.as_ref().map(|s| s.span()),
-                    "smearing is on but smearing_width is missing",
-                )
-                .with_hint("e.g. smearing_width = 0.01 (Ha) or \"0.02 Ry\""))
-        }
-        (SmearKind::Gaussian, Some(w)) => Smearing::Gaussian(w),
-        (SmearKind::FermiDirac, Some(w)) => Smearing::FermiDirac(w),
-        (SmearKind::MethfesselPaxton, Some(w)) => Smearing::MethfesselPaxton(w),
-        (SmearKind::MarzariVanderbilt, Some(w)) => Smearing::MarzariVanderbilt(w),
-    };
-
-    let collinear = match &model.spin {
-        None => false,
-        Some(s) => match s.get_ref().trim().to_ascii_lowercase().as_str() {
-            "none" | "unpolarized" | "unpolarised" => false,
-            "collinear" => true,
-            other => {
-                return Err(ctx
-                    .e(
-                        "model.spin",
-                        Some(s.span()),
-                        format!("unknown spin treatment `{other}`"),
-                    )
-                    .with_hint("use \"none\" or \"collinear\""))
-            }
-        },
-    };
-    if let Some(t) = &model.total_magnetization {
-        lines.keys.insert(
-            "model.total_magnetization".into(),
-            line_of_offset(text, t.span().start),
-        );
-        if !collinear {
-            return Err(ctx
-                .e(
-                    "model.total_magnetization",
-                    Some(t.span()),
-                    "total_magnetization is given but spin = \"none\"",
-                )
-                .with_hint("set spin = \"collinear\" in [model], or remove total_magnetization"));
-        }
-    }
-    let charge = match &model.charge {
-        None => 0.0,
-        Some(c) => {
-            lines
-                .keys
-                .insert("model.charge".into(), line_of_offset(text, c.span().start));
-            *c.get_ref()
-        }
-    };
-
-    // ---- structure
-    let structure = match input.structure {
-        Some(s) => s,
-        None => {
-            return Err(InputError::new(file, "missing table [structure]")
-                .with_key("structure")
-                .with_hint("give [structure] with lattice and atoms (or poscar)"))
-        }
-    };
-    let structure_span = structure.span();
-    let structure = structure.into_inner();
-    let mut atom_mags: Vec<Option<f64>> = Vec::new();
-    let (lattice, atoms) = if let Some(poscar) = &structure.poscar {
-        for (name, present) in [
-            ("lattice", structure.lattice.is_some()),
-            ("atoms", structure.atoms.is_some()),
-            ("lattice_unit", structure.lattice_unit.is_some()),
-            ("positions", structure.positions.is_some()),
-        ] {
-            if present {
-                return Err(ctx.e(
-                        &format!("structure.{name}"),
-                        Some(poscar.span()),
-                        format!("`{name}` cannot be combined with `poscar` (the POSCAR defines the structure)"),
-                    )
-                    .with_hint(format!("remove `{name}` or `poscar`")));
-            }
-        }
-        let path = dir.join(poscar.get_ref());
-        let ptext = std::fs::read_to_string(&path).map_err(|e| {
-            InputError::new(
-                file,
-                format!("cannot read POSCAR `{}`: {e}", path.display()),
+        let kind = self.smearing.and_then(|k| k.0 .0);
+        match (kind, self.smearing_width) {
+            (None, None) => Ok(Smearing::None),
+            (None, Some(_)) => Err(doc.err(
+                "model.smearing_width",
+                "smearing_width is given but smearing is off",
+                "set smearing = \"gaussian\" (or another kind), or remove smearing_width",
+            )),
+            (Some(_), None) => Err(InputError::new(
+                doc.file,
+                "smearing is on but smearing_width is missing",
             )
-            .with_key("structure.poscar")
-            .at_line(Some(line_of_offset(text, poscar.span().start)))
-            .with_hint("the path is relative to the input file's folder")
-        })?;
-        let p = super::poscar::parse_poscar(&ptext, &path)?;
-        let pl = line_of_offset(text, poscar.span().start);
-        lines.keys.insert("structure.lattice".into(), pl);
-        lines.keys.insert("structure.atoms".into(), pl);
-        lines.atoms = vec![Some(pl); p.atoms.len()];
-        atom_mags = vec![None; p.atoms.len()];
-        (p.lattice, p.atoms)
-    } else {
-        let unit = match &structure.lattice_unit {
-            None => LengthUnit::Bohr,
-            Some(u) => match u.get_ref().trim().to_ascii_lowercase().as_str() {
-                "bohr" => LengthUnit::Bohr,
-                "angstrom" => LengthUnit::Angstrom,
-                other => {
-                    return Err(ctx
-                        .e(
-                            "structure.lattice_unit",
-                            Some(u.span()),
-                            format!("unknown length unit `{other}`"),
-                        )
-                        .with_hint("use \"bohr\" or \"angstrom\""))
-                }
-            },
-        };
-        let lat = match &structure.lattice {
-            Some(l) => l,
-            None => return Err(InputError::new(file, "missing `lattice` in [structure]")
+            .with_key("model.smearing_width")
+            .at_line(doc.lines.of("model.smearing"))
+            .with_hint("e.g. smearing_width = 0.01 (Ha) or \"0.02 Ry\"")),
+            (Some(kind), Some(w)) => Ok(kind(w.0)),
+        }
+    }
+}
+
+/// The lattice (bohr, rows a1, a2, a3), the atoms and their starting magnetisations.
+type Placed = ([[f64; 3]; 3], Vec<AtomSpec>, Vec<Option<f64>>);
+
+impl Structure {
+    /// The lattice (bohr), the atoms and their magnetisations.
+    fn read(self, doc: &Doc, lines: &mut Lines) -> Result<Placed, InputError> {
+        if let Some(poscar) = &self.poscar {
+            return self.read_poscar(doc, poscar, lines);
+        }
+        let unit = self.lattice_unit.map_or(LengthUnit::Bohr, |u| u.0);
+        let rows = self.lattice.as_ref().ok_or_else(|| {
+            InputError::new(doc.file, "missing `lattice` in [structure]")
                 .with_key("structure.lattice")
-                .at_line(Some(line_of_offset(text, structure_span.start)))
+                .at_line(doc.lines.of("structure"))
                 .with_hint(
                     "give lattice = [[..], [..], [..]] (rows a1, a2, a3) or poscar = \"POSCAR\"",
-                )),
-        };
-        lines.keys.insert(
-            "structure.lattice".into(),
-            line_of_offset(text, lat.span().start),
-        );
-        let rows = lat.get_ref();
-        if rows.len() != 3 || rows.iter().any(|r| r.len() != 3) {
-            return ctx.err(
-                "structure.lattice",
-                Some(lat.span()),
-                "the lattice must be 3 rows (a1, a2, a3) of 3 numbers",
-            );
-        }
-        let mut lattice = [[0.0; 3]; 3];
-        for i in 0..3 {
-            for k in 0..3 {
-                lattice[i][k] = unit.to_bohr(rows[i][k]);
-            }
-        }
-        let cartesian = match &structure.positions {
-            None => false,
-            Some(p) => match p.get_ref().trim().to_ascii_lowercase().as_str() {
-                "fractional" | "crystal" | "direct" => false,
-                "cartesian" => true,
-                other => {
-                    return Err(ctx
-                        .e(
-                            "structure.positions",
-                            Some(p.span()),
-                            format!("unknown positions mode `{other}`"),
-                        )
-                        .with_hint("use \"fractional\" or \"cartesian\" (in lattice_unit)"))
-                }
-            },
-        };
-        if cartesian && is_singular(&lattice) {
-            return ctx.err(
-                "structure.lattice",
-                Some(lat.span()),
-                "the lattice vectors are (nearly) linearly dependent",
-            );
-        }
-        let list = match &structure.atoms {
-            Some(a) => a,
-            None => {
-                return Err(
-                    InputError::new(file, "no atoms given: missing `atoms` in [structure]")
-                        .with_key("structure.atoms")
-                        .at_line(Some(line_of_offset(text, structure_span.start)))
-                        .with_hint("atoms = [ { species = \"Si\", position = [0.0, 0.0, 0.0] } ]"),
                 )
-            }
-        };
-        lines.keys.insert(
-            "structure.atoms".into(),
-            line_of_offset(text, list.span().start),
-        );
-        let mut atoms = Vec::new();
-        for (i, a) in list.get_ref().iter().enumerate() {
-            let aline = line_of_offset(text, a.span().start);
-            lines.atoms.push(Some(aline));
-            let a_ref = a.get_ref();
-            if a_ref.position.len() != 3 {
-                return ctx.err(
-                    "structure.atoms",
-                    Some(a.span()),
+        })?;
+        let lattice = three_by_three(rows).ok_or_else(|| {
+            doc.err(
+                "structure.lattice",
+                "the lattice must be 3 rows (a1, a2, a3) of 3 numbers",
+                "lattice = [[a1x, a1y, a1z], [a2x, a2y, a2z], [a3x, a3y, a3z]]",
+            )
+        })?;
+        let lattice = lattice.map(|r| r.map(|x| unit.to_bohr(x)));
+        let cartesian = self.positions.is_some_and(|p| p.0 .0);
+        if cartesian && is_singular(&lattice) {
+            return Err(doc.err(
+                "structure.lattice",
+                "the lattice vectors are (nearly) linearly dependent",
+                "check the rows a1, a2, a3",
+            ));
+        }
+        let list = self.atoms.ok_or_else(|| {
+            InputError::new(doc.file, "no atoms given: missing `atoms` in [structure]")
+                .with_key("structure.atoms")
+                .at_line(doc.lines.of("structure"))
+                .with_hint("atoms = [ { species = \"Si\", position = [0.0, 0.0, 0.0] } ]")
+        })?;
+        lines.atoms = doc.lines.atoms.iter().map(|&l| Some(l)).collect();
+        let mut atoms = Vec::with_capacity(list.len());
+        for (i, a) in list.iter().enumerate() {
+            let [x, y, z] = a.position[..] else {
+                return Err(InputError::new(
+                    doc.file,
                     format!(
                         "atom {} ({}): position must have 3 numbers",
                         i + 1,
-                        a_ref.species
+                        a.species
                     ),
-                );
-            }
-            let p = [a_ref.position[0], a_ref.position[1], a_ref.position[2]];
-            let frac = if cartesian {
-                cart_to_frac(
-                    &lattice,
-                    [unit.to_bohr(p[0]), unit.to_bohr(p[1]), unit.to_bohr(p[2])],
                 )
+                .with_key("structure.atoms")
+                .at_line(doc.lines.atoms.get(i).copied())
+                .with_hint("position = [x, y, z]"));
+            };
+            let frac = if cartesian {
+                cart_to_frac(&lattice, [x, y, z].map(|c| unit.to_bohr(c)))
             } else {
-                p
+                [x, y, z]
             };
             atoms.push(AtomSpec {
-                species: a_ref.species.clone(),
+                species: a.species.clone(),
                 frac,
             });
-            atom_mags.push(a_ref.magnetization);
         }
-        (lattice, atoms)
-    };
+        Ok((
+            lattice,
+            atoms,
+            list.iter().map(|a| a.magnetization).collect(),
+        ))
+    }
 
-    // ---- species
-    let mut species: Vec<SpeciesSpec> = Vec::new();
-    let mut order: Vec<&String> = Vec::new();
-    for a in &atoms {
-        if let Some((k, _)) = input.species.get_key_value(&a.species) {
-            if !order.contains(&k) {
-                order.push(k);
+    fn read_poscar(
+        &self,
+        doc: &Doc,
+        poscar: &str,
+        lines: &mut Lines,
+    ) -> Result<Placed, InputError> {
+        let line = doc.lines.of("structure.poscar");
+        for (name, present) in [
+            ("lattice", self.lattice.is_some()),
+            ("atoms", self.atoms.is_some()),
+            ("lattice_unit", self.lattice_unit.is_some()),
+            ("positions", self.positions.is_some()),
+        ] {
+            if present {
+                return Err(InputError::new(
+                    doc.file,
+                    format!("`{name}` cannot be combined with `poscar` (the POSCAR defines the structure)"),
+                )
+                .with_key(format!("structure.{name}"))
+                .at_line(line)
+                .with_hint(format!("remove `{name}` or `poscar`")));
             }
         }
+        let path = base_dir(doc.file).join(poscar);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            doc.err(
+                "structure.poscar",
+                format!("cannot read POSCAR `{}`: {e}", path.display()),
+                "the path is relative to the input file's folder",
+            )
+        })?;
+        let p = crate::poscar::parse_poscar(&text, &path)?;
+        for key in ["structure.lattice", "structure.atoms"] {
+            lines.keys.extend(line.map(|l| (key.to_string(), l)));
+        }
+        lines.atoms = vec![line; p.atoms.len()];
+        let n = p.atoms.len();
+        Ok((p.lattice, p.atoms, vec![None; n]))
     }
-    for k in input.species.keys() {
+}
+
+/// Rows of three numbers, three of them.
+fn three_by_three(rows: &[Vec<f64>]) -> Option<[[f64; 3]; 3]> {
+    let row = |r: &Vec<f64>| <[f64; 3]>::try_from(r.as_slice()).ok();
+    match rows {
+        [a, b, c] => Some([row(a)?, row(b)?, row(c)?]),
+        _ => None,
+    }
+}
+
+/// The species in order of first use by an atom, then the unused ones alphabetically.
+fn species_of(
+    doc: &Doc,
+    table: &BTreeMap<String, Species>,
+    atoms: &[AtomSpec],
+    lines: &mut Lines,
+) -> Result<Vec<SpeciesSpec>, InputError> {
+    let mut order: Vec<&String> = Vec::new();
+    let used = atoms
+        .iter()
+        .filter_map(|a| table.get_key_value(&a.species).map(|(k, _)| k));
+    for k in used.chain(table.keys()) {
         if !order.contains(&k) {
             order.push(k);
         }
     }
+    let dir = base_dir(doc.file);
+    let mut out = Vec::with_capacity(order.len());
     for sym in order {
-        let Some(sp) = input.species.get(sym) else {
-            continue;
-        };
-        let sline = line_of_offset(text, sp.span().start);
-        lines.species.insert(sym.clone(), sline);
-        if sp.get_ref().pseudo.trim().is_empty() {
-            return ctx.err(
-                &format!("species.{sym}.pseudo"),
-                Some(sp.span()),
-                "empty pseudopotential path",
-            );
+        let key = format!("species.{sym}");
+        if let Some(l) = doc.lines.of(&key) {
+            lines.species.insert(sym.clone(), l);
         }
-        species.push(SpeciesSpec {
+        let pseudo = table[sym].pseudo.trim();
+        if pseudo.is_empty() {
+            return Err(doc.err(
+                &format!("{key}.pseudo"),
+                "empty pseudopotential path",
+                "pseudo = \"path/to/file\" (relative to the input file's folder)",
+            ));
+        }
+        out.push(SpeciesSpec {
             symbol: sym.clone(),
-            pseudo: dir.join(sp.get_ref().pseudo.trim()),
+            pseudo: dir.join(pseudo),
         });
     }
-    if let Some((_, first)) = input.species.iter().next() {
-        lines
-            .keys
-            .insert("species".into(), line_of_offset(text, first.span().start));
+    if let Some(first) = table
+        .keys()
+        .next()
+        .and_then(|s| doc.lines.of(&format!("species.{s}")))
+    {
+        lines.keys.insert("species".into(), first);
     }
+    Ok(out)
+}
 
-    // ---- spin
-    let any_species_mag = input
-        .species
-        .iter()
-        .find(|(_, s)| s.get_ref().magnetization.is_some());
-    let any_atom_mag = atom_mags.iter().position(Option::is_some);
-    let spin = if collinear {
-        let mut mags = Vec::with_capacity(atoms.len());
-        for (i, a) in atoms.iter().enumerate() {
-            let m = atom_mags
-                .get(i)
-                .copied()
-                .flatten()
-                .or_else(|| {
-                    input
-                        .species
-                        .get(&a.species)
-                        .and_then(|s| s.get_ref().magnetization)
-                })
-                .unwrap_or(0.0);
-            mags.push(m);
+impl Model {
+    /// The spin treatment; when collinear, each atom's starting magnetisation from its own
+    /// entry or its species.
+    fn spin(
+        &self,
+        doc: &Doc,
+        table: &BTreeMap<String, Species>,
+        atoms: &[AtomSpec],
+        atom_mags: &[Option<f64>],
+        lines: &Lines,
+    ) -> Result<Spin, InputError> {
+        let hint = "set spin = \"collinear\" in [model], or remove the magnetization";
+        if self.spin.is_some_and(|s| s.0 .0) {
+            let of_species = |a: &AtomSpec| table.get(&a.species).and_then(|s| s.magnetization);
+            let mags = atoms.iter().zip(atom_mags);
+            return Ok(Spin::Collinear {
+                starting_magnetization: mags
+                    .map(|(a, m)| m.or_else(|| of_species(a)).unwrap_or(0.0))
+                    .collect(),
+                total_magnetization: self.total_magnetization,
+            });
         }
-        Spin::Collinear {
-            starting_magnetization: mags,
-            total_magnetization: model.total_magnetization.as_ref().map(|t| *t.get_ref()),
+        if self.total_magnetization.is_some() {
+            let msg = "total_magnetization is given but spin = \"none\"";
+            let hint = "set spin = \"collinear\" in [model], or remove total_magnetization";
+            return Err(doc.err("model.total_magnetization", msg, hint));
         }
-    } else {
-        if let Some(i) = any_atom_mag {
+        if let Some(i) = atom_mags.iter().position(Option::is_some) {
             return Err(InputError::new(
-                file,
+                doc.file,
                 format!("atom {} has a magnetization but spin = \"none\"", i + 1),
             )
             .with_key("structure.atoms[].magnetization")
             .at_line(lines.atoms.get(i).copied().flatten())
-            .with_hint("set spin = \"collinear\" in [model], or remove the magnetization"));
+            .with_hint(hint));
         }
-        if let Some((sym, s)) = any_species_mag {
-            return Err(ctx
-                .e(
-                    &format!("species.{sym}.magnetization"),
-                    Some(s.span()),
-                    "a magnetization is given but spin = \"none\"",
-                )
-                .with_hint("set spin = \"collinear\" in [model], or remove the magnetization"));
+        if let Some((sym, _)) = table.iter().find(|(_, s)| s.magnetization.is_some()) {
+            let key = format!("species.{sym}.magnetization");
+            return Err(doc.err(&key, "a magnetization is given but spin = \"none\"", hint));
         }
-        Spin::None
-    };
+        Ok(Spin::None)
+    }
+}
 
-    // ---- basis
-    let basis = match input.basis {
-        Some(b) => b.into_inner(),
-        None => {
-            return Err(InputError::new(file, "missing table [basis]")
-                .with_key("basis")
-                .with_hint(
-                    "[basis] needs ecut (e.g. 15.0 Ha) and kpoints (e.g. { grid = [4, 4, 4] })",
-                ))
-        }
-    };
-    lines.keys.insert(
-        "basis.ecut".into(),
-        line_of_offset(text, basis.ecut.span().start),
-    );
-    lines.keys.insert(
-        "basis.kpoints".into(),
-        line_of_offset(text, basis.kpoints.span().start),
-    );
-    let ecut = energy_value(&ctx, "basis.ecut", &basis.ecut)?;
-    let kpoints = kpoints_value(&ctx, &basis.kpoints)?;
-    let nbands = match &basis.nbands {
-        None => None,
-        Some(n) => {
-            lines
-                .keys
-                .insert("basis.nbands".into(), line_of_offset(text, n.span().start));
-            let v = *n.get_ref();
-            if v < 0 {
-                return ctx.err(
-                    "basis.nbands",
-                    Some(n.span()),
-                    format!("the number of bands must be at least 1, got {v}"),
-                );
-            }
-            Some(usize::try_from(v).unwrap_or(usize::MAX))
-        }
-    };
-    let fft_grid = match &basis.fft_grid {
-        None => None,
-        Some(g) => {
-            lines.keys.insert(
-                "basis.fft_grid".into(),
-                line_of_offset(text, g.span().start),
-            );
-            match g.get_ref().as_slice() {
-                [a, b, c] if [a, b, c].iter().all(|&&n| n >= 1) => {
-                    Some([*a, *b, *c].map(|n| usize::try_from(n).unwrap_or(usize::MAX)))
-                }
-                other => {
-                    return ctx.err(
-                        "basis.fft_grid",
-                        Some(g.span()),
-                        format!("expected three positive point counts [n1, n2, n3], got {other:?}"),
-                    )
-                }
-            }
-        }
-    };
+fn fft_grid(doc: &Doc, grid: Option<&[i64]>) -> Result<Option<[usize; 3]>, InputError> {
+    match grid {
+        None => Ok(None),
+        Some(&[a, b, c]) if a >= 1 && b >= 1 && c >= 1 => Ok(Some([a, b, c].map(|n| n as usize))),
+        Some(other) => Err(doc.err(
+            "basis.fft_grid",
+            format!("expected three positive point counts [n1, n2, n3], got {other:?}"),
+            "leave fft_grid out for the smallest grid that holds the density sphere",
+        )),
+    }
+}
 
-    // ---- scf
-    let mut scf = ScfSpec::default();
-    if let Some(s) = &input.scf {
-        let mut put = |key: &str, span: std::ops::Range<usize>| {
-            lines
-                .keys
-                .insert(key.to_string(), line_of_offset(text, span.start));
-        };
-        if let Some(v) = &s.energy_tolerance {
-            put("scf.energy_tolerance", v.span());
-            scf.energy_tolerance = *v.get_ref();
+impl Scf {
+    fn read(&self, doc: &Doc) -> Result<ScfSpec, InputError> {
+        let mut scf = ScfSpec::default();
+        scf.energy_tolerance = self.energy_tolerance.unwrap_or(scf.energy_tolerance);
+        scf.density_tolerance = self.density_tolerance.unwrap_or(scf.density_tolerance);
+        if let Some(v) = self.max_iterations {
+            scf.max_iterations = doc.count("scf.max_iterations", v)?;
         }
-        if let Some(v) = &s.density_tolerance {
-            put("scf.density_tolerance", v.span());
-            scf.density_tolerance = *v.get_ref();
-        }
-        if let Some(v) = &s.max_iterations {
-            put("scf.max_iterations", v.span());
-            scf.max_iterations = nonneg(&ctx, "scf.max_iterations", v)?;
-        }
-        if let Some(m) = &s.mixing {
-            let m = m.get_ref();
-            let mut mix = MixingSpec::default();
-            if let Some(v) = &m.beta {
-                put("scf.mixing.beta", v.span());
-                mix.beta = *v.get_ref();
-            }
-            if let Some(v) = &m.depth {
-                put("scf.mixing.depth", v.span());
-                mix.depth = nonneg(&ctx, "scf.mixing.depth", v)?;
-            }
-            if let Some(v) = &m.kerker_q0 {
-                put("scf.mixing.kerker_q0", v.span());
-                mix.kerker_q0 = *v.get_ref();
-            }
-            scf.mixing = mix;
-        }
-        if let Some(e) = &s.eigensolver {
-            scf.eigensolver = match e.get_ref().trim().to_ascii_lowercase().as_str() {
-                "lobpcg" => "lobpcg".to_string(),
-                "davidson" | "david" => "davidson".to_string(),
-                other => {
-                    return Err(ctx
-                        .e(
-                            "scf.eigensolver",
-                            Some(e.span()),
-                            format!("unknown eigensolver `{other}`"),
-                        )
-                        .with_hint("use \"davidson\" or \"lobpcg\""))
-                }
+        if let Some(m) = &self.mixing {
+            let d = MixingSpec::default();
+            scf.mixing = MixingSpec {
+                beta: m.beta.unwrap_or(d.beta),
+                depth: m
+                    .depth
+                    .map_or(Ok(d.depth), |v| doc.count("scf.mixing.depth", v))?,
+                kerker_q0: m.kerker_q0.unwrap_or(d.kerker_q0),
             };
         }
-        if let Some(v) = &s.davidson_dim {
-            scf.davidson_dim = super::davidson_dim(*v.get_ref())
-                .or_else(|msg| ctx.err("scf.davidson_dim", Some(v.span()), msg))?;
+        if let Some(e) = self.eigensolver {
+            scf.eigensolver = e.0 .0.to_string();
         }
-        if let Some(seed) = s.seed {
-            scf.seed = seed;
+        if let Some(v) = self.davidson_dim {
+            scf.davidson_dim = crate::davidson_dim(v).map_err(|m| {
+                doc.err(
+                    "scf.davidson_dim",
+                    m,
+                    "use 2 to 8 (QE's default is 2, planewave's 3)",
+                )
+            })?;
         }
-        if let Some(v) = &s.start {
-            scf.start = v
-                .get_ref()
-                .parse()
-                .or_else(|msg| ctx.err("scf.start", Some(v.span()), msg))?;
-        }
+        scf.seed = self.seed.unwrap_or(scf.seed);
+        scf.start = self.start.map_or(scf.start, |s| s.0);
+        Ok(scf)
     }
+}
 
-    // ---- properties and relaxation
-    // Hybrids have no stress: off unless asked for (and then refused).
-    let mut properties = Properties {
-        stress: hybrid.is_none(),
-        ..Properties::default()
-    };
-    if let Some(p) = &input.properties {
-        properties.forces = p.forces.unwrap_or(true);
-        properties.stress = p.stress.unwrap_or(properties.stress);
-        if hybrid.is_some() && properties.stress {
-            return ctx.err(
-                "properties.stress",
-                None,
-                "the stress is not implemented for hybrid functionals",
-            );
-        }
+/// What follows the SCF: forces, and the stress except for hybrids (refused there).
+fn properties(
+    doc: &Doc,
+    table: Option<&PropertiesTable>,
+    hybrid: bool,
+) -> Result<Properties, InputError> {
+    let forces = table.and_then(|p| p.forces).unwrap_or(true);
+    let stress = table.and_then(|p| p.stress).unwrap_or(!hybrid);
+    if hybrid && stress {
+        return Err(doc.err(
+            "properties.stress",
+            "the stress is not implemented for hybrid functionals",
+            "remove stress = true from [properties]",
+        ));
     }
-    let mut relax = RelaxSpec::default();
-    if let Some(r) = &input.relax {
-        let mut put = |key: &str, span: std::ops::Range<usize>| {
-            lines
-                .keys
-                .insert(key.to_string(), line_of_offset(text, span.start));
+    Ok(Properties { forces, stress })
+}
+
+impl Relax {
+    fn read(&self, doc: &Doc) -> Result<RelaxSpec, InputError> {
+        let mut relax = RelaxSpec::default();
+        relax.cell = self.cell.unwrap_or(false);
+        relax.pressure = self
+            .pressure
+            .map_or(relax.pressure, |p| p * GPA_IN_HA_PER_BOHR3);
+        let tolerance = |key: &str, v: Option<f64>, scale: f64, hint: &str, default: f64| match v {
+            None => Ok(default),
+            Some(t) if t > 0.0 => Ok(t * scale),
+            Some(t) => Err(doc.err(
+                key,
+                format!("the tolerance must be positive, got {t}"),
+                hint,
+            )),
         };
-        relax.cell = r.cell.unwrap_or(false);
-        if let Some(v) = &r.pressure {
-            put("relax.pressure", v.span());
-            relax.pressure = *v.get_ref() * GPA_IN_HA_PER_BOHR3;
-        }
-        for (key, value, target, scale) in [
-            (
-                "relax.force_tolerance",
-                &r.force_tolerance,
-                &mut relax.force_tolerance,
-                1.0,
-            ),
-            (
-                "relax.stress_tolerance",
-                &r.stress_tolerance,
-                &mut relax.stress_tolerance,
-                GPA_IN_HA_PER_BOHR3,
-            ),
-        ] {
-            if let Some(v) = value {
-                put(key, v.span());
-                if v.get_ref().is_nan() || *v.get_ref() <= 0.0 {
-                    return Err(ctx
-                        .e(
-                            key,
-                            Some(v.span()),
-                            format!("the tolerance must be positive, got {}", v.get_ref()),
-                        )
-                        .with_hint(if scale == 1.0 {
-                            "give it in Ha/bohr, e.g. 5e-4"
-                        } else {
-                            "give it in GPa, e.g. 0.05"
-                        }));
-                }
-                *target = *v.get_ref() * scale;
-            }
-        }
-        if let Some(v) = &r.max_steps {
-            put("relax.max_steps", v.span());
-            relax.max_steps = nonneg(&ctx, "relax.max_steps", v)?;
+        relax.force_tolerance = tolerance(
+            "relax.force_tolerance",
+            self.force_tolerance,
+            1.0,
+            "give it in Ha/bohr, e.g. 5e-4",
+            relax.force_tolerance,
+        )?;
+        relax.stress_tolerance = tolerance(
+            "relax.stress_tolerance",
+            self.stress_tolerance,
+            GPA_IN_HA_PER_BOHR3,
+            "give it in GPa, e.g. 0.05",
+            relax.stress_tolerance,
+        )?;
+        if let Some(v) = self.max_steps {
+            relax.max_steps = doc.count("relax.max_steps", v)?;
             if relax.max_steps == 0 {
-                return Err(ctx
-                    .e(
-                        "relax.max_steps",
-                        Some(v.span()),
-                        "max_steps must be at least 1",
-                    )
-                    .with_hint("use e.g. max_steps = 50"));
+                return Err(doc.err(
+                    "relax.max_steps",
+                    "max_steps must be at least 1",
+                    "use e.g. max_steps = 50",
+                ));
             }
         }
-        if let Some(a) = &r.algorithm {
-            relax.algorithm = match a.get_ref().trim().to_ascii_lowercase().as_str() {
-                "bfgs" => RelaxAlgorithm::Bfgs,
-                "fire" => RelaxAlgorithm::Fire,
-                other => {
-                    return Err(ctx
-                        .e(
-                            "relax.algorithm",
-                            Some(a.span()),
-                            format!("unknown relaxation algorithm `{other}`"),
-                        )
-                        .with_hint("use \"bfgs\" or \"fire\""))
-                }
-            };
-        }
+        relax.algorithm = self.algorithm.map_or(relax.algorithm, |a| a.0);
+        Ok(relax)
     }
-
-    // ---- parallel layout
-    let mut parallel = ParallelSpec::default();
-    if let Some(p) = &input.parallel {
-        for (key, value, target) in [
-            (
-                "parallel.kpoint_groups",
-                &p.kpoint_groups,
-                &mut parallel.kpoint_groups,
-            ),
-            (
-                "parallel.band_groups",
-                &p.band_groups,
-                &mut parallel.band_groups,
-            ),
-        ] {
-            if let Some(v) = value {
-                lines
-                    .keys
-                    .insert(key.to_string(), line_of_offset(text, v.span().start));
-                let n = nonneg(&ctx, key, v)?;
-                if n == 0 {
-                    return Err(ctx
-                        .e(key, Some(v.span()), "a group count must be at least 1")
-                        .with_hint("leave it out to let planewave choose"));
-                }
-                *target = Some(n);
-            }
-        }
-        if let Some(o) = &p.rank_order {
-            parallel.band_consecutive = match o.get_ref().trim().to_ascii_lowercase().as_str() {
-                "g" | "g-consecutive" => false,
-                "band" | "band-consecutive" => true,
-                other => {
-                    return Err(ctx
-                        .e(
-                            "parallel.rank_order",
-                            Some(o.span()),
-                            format!("unknown rank order `{other}`"),
-                        )
-                        .with_hint("use \"g\" (VASP's order) or \"band\" (CASTEP's)"))
-                }
-            };
-        }
-        if let Some(a) = &p.alltoallv {
-            if let Err(e) = a
-                .get_ref()
-                .parse::<planewave_comm::strategies::AlltoallvChoice>()
-            {
-                return Err(ctx
-                    .e("parallel.alltoallv", Some(a.span()), e)
-                    .with_hint("use native, p2p, node, pairwise, nonblocking or auto"));
-            }
-            parallel.alltoallv = Some(a.get_ref().trim().to_string());
-        }
-        if let Some(a) = &p.kpoint_sum {
-            if let Err(e) = a.get_ref().parse::<planewave_comm::sum::SumChoice>() {
-                return Err(ctx
-                    .e("parallel.kpoint_sum", Some(a.span()), e)
-                    .with_hint("use allreduce, reduce_scatter or auto"));
-            }
-            parallel.kpoint_sum = Some(a.get_ref().trim().to_string());
-        }
-    }
-
-    let spec = RunSpec {
-        source: source.to_path_buf(),
-        title: input.title.clone().unwrap_or_else(|| stem(source)),
-        lattice,
-        atoms,
-        species,
-        functional,
-        hybrid,
-        smearing,
-        spin,
-        charge,
-        ecut,
-        kpoints,
-        nbands,
-        fft_grid,
-        scf,
-        use_symmetry: model.symmetry.unwrap_or(true),
-        properties,
-        relax,
-        parallel,
-        origin: lines.origin(InputFormat::Toml),
-    };
-    validate(&spec, &TOML_KEYS, &lines)?;
-    Ok(spec)
 }
 
-fn nonneg(ctx: &Ctx<'_>, key: &str, v: &Spanned<i64>) -> Result<usize, InputError> {
-    usize::try_from(*v.get_ref()).or_else(|_| {
-        ctx.err(
-            key,
-            Some(v.span()),
-            format!("must be a non-negative integer, got {}", v.get_ref()),
-        )
-    })
-}
-
-/// The exact-exchange part of a hybrid `functional` ("pbe0", "hse" or "hse06") from the
-/// `[hybrid]` table, with QE's defaults; the table without a hybrid functional, and what
-/// planewave does not have, are errors.
-fn hybrid_of(
-    ctx: &Ctx<'_>,
-    functional: Option<&str>,
-    table: Option<&Spanned<TomlHybrid>>,
-) -> Result<Option<crate::Hybrid>, InputError> {
-    use crate::KernelSpec;
-    let Some(functional) = functional else {
-        return match table {
-            Some(t) => Err(ctx
-                .e(
-                    "hybrid",
-                    Some(t.span()),
-                    "[hybrid] is for hybrid functionals, and model.functional is not one",
-                )
-                .with_hint("set model.functional = \"pbe0\" or \"hse\", or remove [hybrid]")),
-            None => Ok(None),
+impl Parallel {
+    fn read(&self, doc: &Doc) -> Result<ParallelSpec, InputError> {
+        let groups = |key: &str, v: Option<i64>| -> Result<Option<usize>, InputError> {
+            v.map(|n| match doc.count(key, n)? {
+                0 => Err(doc.err(
+                    key,
+                    "a group count must be at least 1",
+                    "leave it out to let planewave choose",
+                )),
+                n => Ok(n),
+            })
+            .transpose()
         };
-    };
-    let hse = functional != "pbe0";
-    let mut h = crate::Hybrid {
-        fraction: 0.25,
-        kernel: KernelSpec {
-            screening: hse.then_some(0.106),
-            x_gamma_extrapolation: true,
-            q_grid: [1, 1, 1],
-        },
-    };
-    let Some(t) = table.map(Spanned::get_ref) else {
-        return Ok(Some(h));
-    };
-    if let Some(a) = &t.exx_fraction {
-        if !(*a.get_ref() > 0.0 && *a.get_ref() <= 1.0) {
-            return ctx.err(
-                "hybrid.exx_fraction",
-                Some(a.span()),
-                format!("must be in (0, 1], got {}", a.get_ref()),
-            );
+        let alltoallv = self.alltoallv.as_deref().map(str::trim);
+        if let Some(Err(e)) =
+            alltoallv.map(str::parse::<planewave_comm::strategies::AlltoallvChoice>)
+        {
+            let hint = "use native, p2p, node, pairwise, nonblocking or auto";
+            return Err(doc.err("parallel.alltoallv", e.to_string(), hint));
         }
-        h.fraction = *a.get_ref();
-    }
-    h.kernel.x_gamma_extrapolation = t.x_gamma_extrapolation.unwrap_or(true);
-    if let Some(w) = &t.screening {
-        if !hse {
-            return Err(ctx
-                .e(
-                    "hybrid.screening",
-                    Some(w.span()),
-                    "screening is for HSE, and model.functional is \"pbe0\"",
-                )
-                .with_hint("remove it, or use functional = \"hse\""));
+        let kpoint_sum = self.kpoint_sum.as_deref().map(str::trim);
+        if let Some(Err(e)) = kpoint_sum.map(str::parse::<planewave_comm::sum::SumChoice>) {
+            return Err(doc.err(
+                "parallel.kpoint_sum",
+                e.to_string(),
+                "use allreduce, reduce_scatter or auto",
+            ));
         }
-        if !(*w.get_ref() > 0.0 && w.get_ref().is_finite()) {
-            return ctx.err(
-                "hybrid.screening",
-                Some(w.span()),
-                format!("must be positive (1/bohr), got {}", w.get_ref()),
-            );
-        }
-        h.kernel.screening = Some(*w.get_ref());
+        Ok(ParallelSpec {
+            kpoint_groups: groups("parallel.kpoint_groups", self.kpoint_groups)?,
+            band_groups: groups("parallel.band_groups", self.band_groups)?,
+            band_consecutive: self.rank_order.is_some_and(|o| o.0 .0),
+            alltoallv: alltoallv.map(str::to_string),
+            kpoint_sum: kpoint_sum.map(str::to_string),
+        })
     }
-    if let Some(q) = &t.q_grid {
-        if q.get_ref() != &[1, 1, 1] {
-            return Err(ctx
-                .e("hybrid.q_grid", Some(q.span()), format!("q grid {:?}: planewave's exact exchange has only the q grid [1, 1, 1] so far (every k-point pairs with itself)", q.get_ref()))
-                .with_hint("remove q_grid or set it to [1, 1, 1]"));
-        }
-    }
-    if let Some(d) = &t.divergence {
-        if !d.get_ref().eq_ignore_ascii_case("gygi-baldereschi") {
-            return Err(ctx
-                .e(
-                    "hybrid.divergence",
-                    Some(d.span()),
-                    format!("divergence treatment `{}` is not supported", d.get_ref()),
-                )
-                .with_hint("use \"gygi-baldereschi\" (the default)"));
-        }
-    }
-    Ok(Some(h))
-}
-
-/// Canonical functional name for a user spelling (TOML aliases).
-fn functional_name(s: &str) -> Option<&'static str> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "lda_pz" | "lda" | "pz" | "lda-pz" => Some("lda_pz"),
-        "lda_pw" | "pw" | "lda-pw" => Some("lda_pw"),
-        "lda_vwn" | "vwn" | "svwn" | "sla+vwn" | "lda-vwn" => Some("lda_vwn"),
-        "pbe" | "gga_pbe" => Some("pbe"),
-        _ => None,
-    }
-}
-
-#[derive(Clone, Copy)]
-enum SmearKind {
-    None,
-    Gaussian,
-    FermiDirac,
-    MethfesselPaxton,
-    MarzariVanderbilt,
-}
-
-fn smearing_kind(s: &str) -> Option<SmearKind> {
-    match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
-        "none" | "fixed" => Some(SmearKind::None),
-        "gaussian" | "gauss" => Some(SmearKind::Gaussian),
-        "fermi-dirac" | "fd" | "f-d" => Some(SmearKind::FermiDirac),
-        "methfessel-paxton" | "mp" | "m-p" => Some(SmearKind::MethfesselPaxton),
-        "marzari-vanderbilt" | "cold" | "mv" | "m-v" => Some(SmearKind::MarzariVanderbilt),
-        _ => None,
-    }
-}
-
-/// An energy: a number (Ha) or a string with a unit.
-fn energy_value(ctx: &Ctx<'_>, key: &str, v: &Spanned<Value>) -> Result<f64, InputError> {
-    match v.get_ref() {
-        Value::Integer(i) => Ok(*i as f64),
-        Value::Float(f) => Ok(*f),
-        Value::String(s) => parse_energy(s).or_else(|m| {
-            ctx.err::<f64>(key, Some(v.span()), m)
-                .map_err(|e| e.with_hint("e.g. 15.0 (Ha), \"30 Ry\", \"408 eV\""))
-        }),
-        other => ctx.err(
-            key,
-            Some(v.span()),
-            format!(
-                "expected an energy (a number in Ha or a string like \"30 Ry\"), got {}",
-                other.type_str()
-            ),
-        ),
-    }
-}
-
-fn as_f64(v: &Value) -> Option<f64> {
-    match v {
-        Value::Integer(i) => Some(*i as f64),
-        Value::Float(f) => Some(*f),
-        _ => None,
-    }
-}
-
-fn kpoints_value(ctx: &Ctx<'_>, v: &Spanned<Value>) -> Result<Kpoints, InputError> {
-    let key = "basis.kpoints";
-    let span = Some(v.span());
-    let grid_of = |a: &Value, what: &str| -> Result<[usize; 3], InputError> {
-        let arr = a.as_array().filter(|a| a.len() == 3);
-        let mut g = [0usize; 3];
-        let Some(arr) = arr else {
-            return ctx.err(key, span.clone(), format!("{what} must be 3 integers"));
-        };
-        for (k, x) in arr.iter().enumerate() {
-            match x.as_integer().and_then(|i| usize::try_from(i).ok()) {
-                Some(n) => g[k] = n,
-                None => {
-                    return ctx.err(
-                        key,
-                        span.clone(),
-                        format!("{what} must be 3 non-negative integers, got {x}"),
-                    )
-                }
-            }
-        }
-        Ok(g)
-    };
-    match v.get_ref() {
-        Value::String(s) if s.trim().eq_ignore_ascii_case("gamma") => Ok(Kpoints::Gamma),
-        Value::String(s) => Err(ctx
-            .e(key, span, format!("unknown k-point setting `{s}`"))
-            .with_hint("use \"gamma\", { grid = [4, 4, 4] } or { list = [[kx, ky, kz, w], ...] }")),
-        Value::Array(_) => Ok(Kpoints::MonkhorstPack {
-            grid: grid_of(v.get_ref(), "kpoints")?,
-            shift: [false; 3],
-        }),
-        Value::Table(t) => {
-            for k in t.keys() {
-                if !KPOINT_KEYS.contains(&k.as_str()) {
-                    let hint = did_you_mean(k, KPOINT_KEYS.iter().copied()).unwrap_or_else(|| {
-                        "known keys in basis.kpoints: grid, shift, list".to_string()
-                    });
-                    return Err(ctx
-                        .e(
-                            &format!("basis.kpoints.{k}"),
-                            span,
-                            format!("unknown key `{k}` in basis.kpoints"),
-                        )
-                        .with_hint(hint));
-                }
-            }
-            match (t.get("grid"), t.get("list")) {
-                (Some(_), Some(_)) => ctx.err(key, span, "give either `grid` or `list`, not both"),
-                (None, None) => Err(ctx
-                    .e(key, span, "kpoints needs `grid` or `list`")
-                    .with_hint("e.g. kpoints = { grid = [4, 4, 4] }")),
-                (Some(g), None) => {
-                    let grid = grid_of(g, "grid")?;
-                    let mut shift = [false; 3];
-                    if let Some(s) = t.get("shift") {
-                        let arr = s.as_array().filter(|a| a.len() == 3);
-                        let Some(arr) = arr else {
-                            return ctx.err(key, span, "shift must be 3 entries, each 0 or 1");
-                        };
-                        for (k, x) in arr.iter().enumerate() {
-                            shift[k] = match x {
-                                Value::Integer(0) | Value::Boolean(false) => false,
-                                Value::Integer(1) | Value::Boolean(true) => true,
-                                other => {
-                                    return ctx.err(
-                                        key,
-                                        span,
-                                        format!("shift entries must be 0 or 1, got {other}"),
-                                    )
-                                }
-                            };
-                        }
-                    }
-                    Ok(Kpoints::MonkhorstPack { grid, shift })
-                }
-                (None, Some(l)) => {
-                    if t.contains_key("shift") {
-                        return ctx.err(key, span, "`shift` only applies to `grid`");
-                    }
-                    let Some(arr) = l.as_array() else {
-                        return ctx.err(key, span, "list must be an array of [kx, ky, kz, weight]");
-                    };
-                    let mut out = Vec::with_capacity(arr.len());
-                    for (n, e) in arr.iter().enumerate() {
-                        let nums: Option<Vec<f64>> = e
-                            .as_array()
-                            .map(|a| a.iter().map(as_f64).collect::<Option<Vec<f64>>>())
-                            .unwrap_or(None);
-                        match nums.as_deref() {
-                            Some([x, y, z]) => out.push(([*x, *y, *z], 1.0)),
-                            Some([x, y, z, w]) => out.push(([*x, *y, *z], *w)),
-                            _ => {
-                                return ctx.err(
-                                    key,
-                                    span,
-                                    format!("k-point {} must be [kx, ky, kz] or [kx, ky, kz, weight] numbers", n + 1),
-                                )
-                            }
-                        }
-                    }
-                    normalise_weights(out).map_err(|m| ctx.e(key, span, m))
-                }
-            }
-        }
-        other => ctx.err(
-            key,
-            span,
-            format!("expected \"gamma\" or a table, got {}", other.type_str()),
-        ),
-    }
-}
-
-/// Normalises explicit k-point weights to sum 1.
-pub(crate) fn normalise_weights(mut list: Vec<([f64; 3], f64)>) -> Result<Kpoints, String> {
-    if list.is_empty() {
-        return Err("the k-point list is empty".to_string());
-    }
-    if list
-        .iter()
-        .any(|(k, w)| !w.is_finite() || *w < 0.0 || k.iter().any(|x| !x.is_finite()))
-    {
-        return Err("k-point weights must be finite and >= 0, coordinates finite".to_string());
-    }
-    let sum: f64 = list.iter().map(|(_, w)| w).sum();
-    if !sum.is_finite() || sum <= 0.0 {
-        return Err("k-point weights sum to zero".to_string());
-    }
-    for (_, w) in list.iter_mut() {
-        *w /= sum;
-    }
-    Ok(Kpoints::Explicit(list))
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::Kpoints;
 
     pub(crate) const SI_TOML: &str = r#"title = "Si diamond"
 [structure]
