@@ -6,6 +6,7 @@
 //! [`results`] writes the JSON summary. Hartree atomic units throughout.
 
 pub mod atomic_start;
+pub mod band_structure;
 pub mod bands;
 pub mod basis;
 pub mod checkpoint;

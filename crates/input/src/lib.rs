@@ -93,12 +93,19 @@
 //! rank_order = "g"        # "g" (consecutive ranks share a band's G-vectors, VASP) | "band" (CASTEP)
 //! alltoallv = "native"    # native | p2p | node | pairwise | nonblocking | auto
 //! kpoint_sum = "allreduce" # sum over k-point groups: allreduce | reduce_scatter | auto
+//!
+//! [bands]                 # used by `planewave bands`: eigenvalues along a path, density fixed
+//! nbands = 12             # default: the SCF's
+//! path = [ { label = "L", k = [0.5, 0.5, 0.5], points = 17 },  # k: fractional (b1, b2, b3)
+//!          { label = "G", k = [0.0, 0.0, 0.0], points = 20 },  # points: to the next vertex
+//!          { label = "X", k = [0.5, 0.0, 0.5] } ]              # (QE crystal_b; default 20;
+//!                                                              # 1 = jump to the next vertex)
 //! ```
 //!
 //! Unknown keys anywhere are errors (with a "did you mean" suggestion).
 //! Tables `[structure]`, `[species.*]` and `[basis]` (with `ecut` and `kpoints`) are
-//! required; `[model]`, `[scf]`, `[properties]`, `[relax]`, `[parallel]` and `[hybrid]` are
-//! optional.
+//! required; `[model]`, `[scf]`, `[properties]`, `[relax]`, `[parallel]`, `[hybrid]` and `[bands]`
+//! are optional.
 //!
 //! # Quantum ESPRESSO `pw.x` format
 //!
@@ -119,6 +126,7 @@
 //! - The pw.x reader (`qe.rs`) tokenises namelists and cards and maps QE's keys.
 //! - Both end in the same checks (`validate.rs`) and the same [`RunSpec`].
 
+mod bands;
 mod error;
 mod hybrid;
 mod kpoints;
@@ -136,6 +144,7 @@ mod validate;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use self::bands::{BandsSpec, PathPoints, PathVertex};
 pub use self::error::InputError;
 pub use self::hybrid::{Hybrid, KernelSpec};
 pub use self::kpoints::Kpoints;
@@ -188,6 +197,8 @@ pub struct RunSpec {
     pub relax: RelaxSpec,
     /// Requested parallel layout (TOML `[parallel]`; checked against the rank count at set-up).
     pub parallel: ParallelSpec,
+    /// The band-structure path of `planewave bands` (TOML `[bands]`), when given.
+    pub bands: Option<BandsSpec>,
     /// Where the input wrote things, so that later stages (set-up) can point at
     /// the key and line in the user's own format.
     pub origin: Origin,

@@ -1406,6 +1406,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         properties,
         relax,
         parallel: Default::default(),
+        bands: None,
         origin: lines.origin(InputFormat::QuantumEspresso),
     };
     validate(&spec, &QE_KEYS, &lines)?;

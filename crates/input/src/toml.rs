@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::bands::{BandsSpec, PathVertex};
 use crate::hybrid::{hybrid_of, HybridTable};
 use crate::kpoints::{KpointTable, KpointsValue};
 use crate::named::{
@@ -44,6 +45,7 @@ struct Input {
     #[serde(default)]
     parallel: Parallel,
     hybrid: Option<HybridTable>,
+    bands: Option<BandsTable>,
 }
 
 #[derive(Deserialize)]
@@ -141,6 +143,23 @@ struct Parallel {
     kpoint_sum: Option<String>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BandsTable {
+    path: Vec<PathVertex>,
+    nbands: Option<i64>,
+}
+
+impl BandsTable {
+    fn read(self, doc: &Doc) -> Result<BandsSpec, InputError> {
+        let nbands = self
+            .nbands
+            .map(|n| doc.count("bands.nbands", n))
+            .transpose()?;
+        BandsSpec::checked(self.path, nbands).map_err(|r| doc.err("bands.path", r.message, r.hint))
+    }
+}
+
 /// Every table as the user knows it, with its keys from the structs above.
 fn schema() -> Vec<(&'static str, &'static [&'static str])> {
     vec![
@@ -157,6 +176,8 @@ fn schema() -> Vec<(&'static str, &'static [&'static str])> {
         ("[relax]", fields_of::<Relax>()),
         ("[parallel]", fields_of::<Parallel>()),
         ("[hybrid]", fields_of::<HybridTable>()),
+        ("[bands]", fields_of::<BandsTable>()),
+        ("an entry of bands.path", fields_of::<PathVertex>()),
     ]
 }
 
@@ -258,6 +279,7 @@ impl Input {
             relax: self.relax.read(doc)?,
             parallel: self.parallel.read(doc)?,
             hybrid,
+            bands: self.bands.map(|b| b.read(doc)).transpose()?,
             origin: lines.origin(InputFormat::Toml),
         };
         validate(&spec, &TOML_KEYS, &lines)?;
@@ -995,6 +1017,30 @@ nbands = 2
             &SI_TOML.replace("[model]", "[modle]"),
             "modle",
             "the top level",
+        );
+    }
+
+    #[test]
+    fn bands_path_is_read_and_checked() {
+        let with = |t: &str| format!("{SI_TOML}\n[bands]\n{t}\n");
+        let s = p(&with("nbands = 12\npath = [ { label = \"G\", k = [0, 0, 0], points = 4 },\n  { label = \"X\", k = [0.5, 0, 0.5] } ]")).unwrap();
+        let b = s.bands.expect("a path");
+        assert_eq!((b.nbands, b.kpoints().kpoints.len()), (Some(12), 5));
+        assert!(p(SI_TOML).unwrap().bands.is_none());
+        fails(
+            &with("path = [ { label = \"G\", k = [0, 0, 0] } ]"),
+            "bands.path",
+            "two vertices",
+        );
+        fails(
+            &with("path = [ { lable = \"G\", k = [0, 0, 0] } ]"),
+            "bands.path[].lable",
+            "unknown key",
+        );
+        fails(
+            &with("nbands = -1\npath = []"),
+            "bands.nbands",
+            "non-negative",
         );
     }
 

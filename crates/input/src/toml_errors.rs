@@ -189,8 +189,8 @@ fn header_before(text: &str, line: Option<usize>) -> Option<String> {
 fn key_prefix(table: &str) -> String {
     if table.starts_with('[') {
         format!("{}.", table.trim_matches(|c| c == '[' || c == ']'))
-    } else if table.contains("structure.atoms") {
-        "structure.atoms[].".to_string()
+    } else if let Some(list) = table.strip_prefix("an entry of ") {
+        format!("{list}[].")
     } else if table.contains('.') {
         format!("{table}.")
     } else {

@@ -1,0 +1,139 @@
+//! A band-structure path as the input declares it (TOML `[bands]`, the points of QE's
+//! `K_POINTS crystal_b`).
+//!
+//! Contract: the path is a list of labelled vertices in fractional (reciprocal-lattice)
+//! coordinates, each with the number of points from it to the next one (QE's crystal_b
+//! weight; the last vertex's is not used). [`BandsSpec::kpoints`] spreads them the way pw.x
+//! does: `points` equal steps from each vertex, then the last vertex itself. A segment of one
+//! point is a jump (QE's `U|K`): it adds no length to the path.
+
+use serde::Deserialize;
+
+use crate::named::Refusal;
+
+/// One vertex of the path.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathVertex {
+    /// Its name on the plot (`"G"` and `"Gamma"` are drawn as Γ).
+    pub label: String,
+    /// Fractional coordinates (units of the reciprocal vectors b1, b2, b3).
+    pub k: [f64; 3],
+    /// Points from this vertex to the next (1: jump to the next vertex); default 20.
+    #[serde(default = "default_points")]
+    pub points: usize,
+}
+
+fn default_points() -> usize {
+    20
+}
+
+/// What `planewave bands` computes after the SCF.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BandsSpec {
+    /// The path's vertices, at least two.
+    pub path: Vec<PathVertex>,
+    /// Bands per k-point (default: the SCF's).
+    pub nbands: Option<usize>,
+}
+
+/// The k-points of a path and where its vertices fall.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathPoints {
+    /// Fractional k-points, in path order.
+    pub kpoints: Vec<[f64; 3]>,
+    /// `(index, label)` of each vertex; a jump's two ends share one index as `"U|K"`.
+    pub labels: Vec<(usize, String)>,
+    /// Indices `i` where the path jumps from point `i - 1` to point `i` (no length between).
+    pub jumps: Vec<usize>,
+}
+
+impl BandsSpec {
+    /// Checks the path: two vertices or more, finite coordinates, at least one point a segment.
+    pub(crate) fn checked(path: Vec<PathVertex>, nbands: Option<usize>) -> Result<Self, Refusal> {
+        let hint = "path = [ { label = \"G\", k = [0, 0, 0], points = 20 }, { label = \"X\", k = [0.5, 0, 0.5] } ]";
+        if path.len() < 2 {
+            return Err(Refusal::new("a path needs two vertices or more", hint));
+        }
+        if let Some(v) = path.iter().find(|v| v.k.iter().any(|x| !x.is_finite())) {
+            return Err(Refusal::new(
+                format!("vertex {}: coordinates must be finite", v.label),
+                hint,
+            ));
+        }
+        if let Some(v) = path[..path.len() - 1].iter().find(|v| v.points == 0) {
+            let msg = format!(
+                "vertex {}: points must be at least 1 (1 jumps to the next vertex)",
+                v.label
+            );
+            return Err(Refusal::new(msg, hint));
+        }
+        if nbands == Some(0) {
+            return Err(Refusal::new(
+                "nbands must be at least 1",
+                "leave it out for the SCF's",
+            ));
+        }
+        Ok(BandsSpec { path, nbands })
+    }
+
+    /// The path's k-points, as pw.x spreads a crystal_b list.
+    pub fn kpoints(&self) -> PathPoints {
+        let mut out = PathPoints {
+            kpoints: Vec::new(),
+            labels: Vec::new(),
+            jumps: Vec::new(),
+        };
+        for (i, v) in self.path.iter().enumerate() {
+            out.labels.push((out.kpoints.len(), v.label.clone()));
+            let Some(next) = self.path.get(i + 1) else {
+                out.kpoints.push(v.k);
+                break;
+            };
+            if v.points == 1 {
+                out.jumps.push(out.kpoints.len() + 1);
+            }
+            for j in 0..v.points {
+                let t = j as f64 / v.points as f64;
+                out.kpoints
+                    .push([0, 1, 2].map(|d| v.k[d] + t * (next.k[d] - v.k[d])));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_path_is_spread_as_pw_x_spreads_crystal_b() {
+        let v = |label: &str, k: [f64; 3], points| PathVertex {
+            label: label.into(),
+            k,
+            points,
+        };
+        let spec = BandsSpec::checked(
+            vec![
+                v("L", [0.5, 0.5, 0.5], 17),
+                v("G", [0.0; 3], 20),
+                v("X", [0.5, 0.0, 0.5], 7),
+                v("U", [0.625, 0.25, 0.625], 1),
+                v("K", [0.375, 0.375, 0.75], 21),
+                v("G", [0.0; 3], 1),
+            ],
+            None,
+        )
+        .unwrap();
+        let p = spec.kpoints();
+        assert_eq!(p.kpoints.len(), 67);
+        let at: Vec<usize> = p.labels.iter().map(|(i, _)| *i).collect();
+        assert_eq!(at, [0, 17, 37, 44, 45, 66]);
+        assert_eq!(p.jumps, [45]);
+        assert_eq!(p.kpoints[18], [0.5 / 20.0, 0.0, 0.5 / 20.0]);
+        assert!(BandsSpec::checked(vec![v("G", [0.0; 3], 0)], None).is_err());
+        let zero = vec![v("G", [0.0; 3], 0), v("X", [0.5, 0.0, 0.5], 0)];
+        assert!(BandsSpec::checked(zero, None).is_err());
+    }
+}

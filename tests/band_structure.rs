@@ -1,0 +1,86 @@
+//! Band structures with the SCF density held fixed (`band_structure::compute`), against
+//! Quantum ESPRESSO 6.7's `calculation = 'bands'` on the si2_lda_gth reference SCF: 67 k-points
+//! along L-Γ-X-U|K-Γ, 12 bands (tests/data/post/si2_lda_gth/bands.json; the path is the
+//! crystal_b list of its `bands_pw.in`).
+
+use planewave::core::input::{BandsSpec, PathVertex};
+use planewave::core::scf::IterationInfo;
+use planewave::core::{band_structure, input, setup, workflow};
+use std::path::PathBuf;
+
+fn data(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
+}
+
+/// QE's crystal_b path of the reference run.
+fn qe_path() -> BandsSpec {
+    let v = |label: &str, k: [f64; 3], points| PathVertex {
+        label: label.into(),
+        k,
+        points,
+    };
+    BandsSpec {
+        path: vec![
+            v("L", [0.5, 0.5, 0.5], 17),
+            v("Γ", [0.0; 3], 20),
+            v("X", [0.5, 0.0, 0.5], 7),
+            v("U", [0.625, 0.25, 0.625], 1),
+            v("K", [0.375, 0.375, 0.75], 21),
+            v("Γ", [0.0; 3], 1),
+        ],
+        nbands: Some(12),
+    }
+}
+
+#[test]
+fn si2_bands_match_quantum_espresso() {
+    let text = std::fs::read_to_string(data("post/si2_lda_gth/bands.json")).unwrap();
+    let qe: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let qe_k: Vec<[f64; 3]> = serde_json::from_value(qe["kpoints_frac"].clone()).unwrap();
+    let want: Vec<Vec<Vec<f64>>> = serde_json::from_value(qe["eigenvalues_ha"].clone()).unwrap();
+    let labels: Vec<(usize, String)> = serde_json::from_value(qe["labels"].clone()).unwrap();
+
+    let path = qe_path().kpoints();
+    assert_eq!(path.labels, labels);
+    assert_eq!(path.kpoints.len(), qe_k.len());
+    for (a, b) in path.kpoints.iter().zip(&qe_k) {
+        assert!(
+            (0..3).all(|d| (a[d] - b[d]).abs() < 1e-8),
+            "{a:?} against QE's {b:?}"
+        );
+    }
+
+    let s = setup::build(input::load(&data("qe/si2_lda_gth/pw.in")).unwrap()).unwrap();
+    let c = workflow::run(&s, None, |_: &IterationInfo| {}).unwrap();
+    let b = band_structure::compute(&s, &c.scf, &path.kpoints, Some(12)).unwrap();
+    assert!(b.converged, "{} iterations", b.iterations);
+    assert_eq!(b.eigenvalues.len(), 1);
+    let mut worst = (0.0, 0, 0);
+    for (k, (got, qe)) in b.eigenvalues[0].iter().zip(&want[0]).enumerate() {
+        assert_eq!(got.len(), 12);
+        for (n, (e, r)) in got.iter().zip(qe).enumerate() {
+            if (e - r).abs() > worst.0 {
+                worst = ((e - r).abs(), k, n);
+            }
+        }
+    }
+    println!(
+        "largest difference from QE: {:.2e} Ha (k {}, band {})",
+        worst.0, worst.1, worst.2
+    );
+    assert!(worst.0 < 5e-7, "{worst:?}");
+
+    let edges = b.edges().expect("silicon has a gap");
+    let (vbm, cbm) = (
+        qe["vbm_path_ha"].as_f64().unwrap(),
+        qe["cbm_path_ha"].as_f64().unwrap(),
+    );
+    assert!((edges.vbm.0 - vbm).abs() < 5e-7 && (edges.cbm.0 - cbm).abs() < 5e-7);
+    assert!([17, 66].contains(&edges.vbm.1), "the valence maximum is at Γ");
+    let doc = b.to_json(&s.model.crystal.recip, &path);
+    let d = doc["distance_inv_bohr"].as_array().unwrap();
+    assert_eq!(d[44], d[45], "no length across the U|K jump");
+    assert!((doc["gap_ev"].as_f64().unwrap() - (cbm - vbm) * 27.211386245988).abs() < 2e-5);
+}
