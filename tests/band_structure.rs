@@ -78,7 +78,10 @@ fn si2_bands_match_quantum_espresso() {
         qe["cbm_path_ha"].as_f64().unwrap(),
     );
     assert!((edges.vbm.0 - vbm).abs() < 5e-7 && (edges.cbm.0 - cbm).abs() < 5e-7);
-    assert!([17, 66].contains(&edges.vbm.1), "the valence maximum is at Γ");
+    assert!(
+        [17, 66].contains(&edges.vbm.1),
+        "the valence maximum is at Γ"
+    );
     let doc = b.to_json(&s.model.crystal.recip, &path);
     let d = doc["distance_inv_bohr"].as_array().unwrap();
     assert_eq!(d[44], d[45], "no length across the U|K jump");

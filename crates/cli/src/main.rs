@@ -4,6 +4,7 @@
 //! printing one line per iteration, a summary, forces and stress, and writes a results JSON; a QE
 //! input with `calculation = 'relax' | 'vc-relax'` is relaxed instead.
 //! `planewave relax INPUT` relaxes the structure (positions; the cell too with `[relax] cell`).
+//! `planewave bands INPUT` runs the SCF, then the band structure along the input's `[bands]` path.
 //! `planewave check INPUT` validates the input and prints the set-up without running.
 //! `planewave advise INPUT --ranks N` ranks the parallel layouts of a run by predicted time.
 //! `planewave bench comm|linalg|fft` time the parallel building blocks; `planewave bench qe INPUT`
@@ -15,6 +16,8 @@
 //! stop cleanly (checkpoint, exit code 3) on SIGTERM/SIGINT/SIGUSR1 or `--time-limit`.
 
 mod advise;
+mod band_plot;
+mod bands;
 mod bench_qe;
 mod heap;
 mod launch;
@@ -281,6 +284,26 @@ enum Command {
         #[command(flatten)]
         checkpoint: CheckpointArgs,
     },
+    /// Run the SCF, then the band structure along the input's [bands] path with the density
+    /// held fixed.
+    ///
+    /// Writes what `run` writes, `<stem>.bands.json` (k-points, path length, labels,
+    /// eigenvalues in Ha, band edges or Fermi level) and `<stem>.bands.svg` (the picture, eV
+    /// from the valence maximum or the Fermi level). Example: planewave bands examples/si.toml
+    Bands {
+        /// Input file (TOML with a [bands] table).
+        input: PathBuf,
+        /// Where to write the SCF's results JSON (default: next to the input, `<stem>.json`).
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Print nothing but errors.
+        #[arg(long, short)]
+        quiet: bool,
+        #[command(flatten)]
+        parallel: ParallelArgs,
+        #[command(flatten)]
+        checkpoint: CheckpointArgs,
+    },
     /// Validate an input and print the set-up (cell, k-points, FFT grid, plane waves, memory).
     ///
     /// With --ranks N the set-up is made on N in-process ranks: the layout, the plane waves
@@ -404,14 +427,21 @@ fn main() -> ExitCode {
             quiet,
             parallel,
             checkpoint,
-        } => calculation(&input, json, quiet, &parallel, &checkpoint, false),
+        } => calculation(&input, json, quiet, &parallel, &checkpoint, Mode::Scf),
         Command::Relax {
             input,
             json,
             quiet,
             parallel,
             checkpoint,
-        } => calculation(&input, json, quiet, &parallel, &checkpoint, true),
+        } => calculation(&input, json, quiet, &parallel, &checkpoint, Mode::Relax),
+        Command::Bands {
+            input,
+            json,
+            quiet,
+            parallel,
+            checkpoint,
+        } => calculation(&input, json, quiet, &parallel, &checkpoint, Mode::Bands),
         _ if serial_elsewhere => ExitCode::SUCCESS,
         Command::Check {
             input,
@@ -519,13 +549,24 @@ fn main() -> ExitCode {
 }
 
 /// `run` (a relaxation when the input asks for one) or `relax` on the ranks of the launch.
+/// What a calculation command does after the set-up.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The SCF, forces and stress (`run`).
+    Scf,
+    /// A relaxation (`relax`).
+    Relax,
+    /// The SCF, then the band structure (`bands`).
+    Bands,
+}
+
 fn calculation(
     input: &Path,
     json: Option<PathBuf>,
     quiet: bool,
     parallel: &ParallelArgs,
     checkpoint: &CheckpointArgs,
-    relax: bool,
+    mode: Mode,
 ) -> ExitCode {
     if let Err(e) = parallel.check() {
         return fail(&e);
@@ -555,10 +596,21 @@ fn calculation(
         };
         parallel.apply(&mut spec);
         tuning_env::apply_strategies(&mut spec, &strategies);
-        if relax || spec.relax.requested {
-            run_relax(spec, input, json.clone(), run, &out, world, place)
-        } else {
-            run_scf(spec, input, json.clone(), run, &out, world, place)
+        if mode == Mode::Bands && spec.bands.is_none() {
+            let e = input::InputError::new(input, "`planewave bands` needs a [bands] table with the path")
+                .with_key("bands")
+                .with_hint("add [bands] path = [ { label = \"G\", k = [0, 0, 0], points = 20 }, { label = \"X\", k = [0.5, 0, 0.5] } ] (k fractional; TOML inputs only so far)");
+            return out.fail(&e.to_string());
+        }
+        match mode {
+            Mode::Relax => run_relax(spec, input, json.clone(), run, &out, world, place),
+            _ if spec.relax.requested && mode == Mode::Scf => {
+                run_relax(spec, input, json.clone(), run, &out, world, place)
+            }
+            _ => {
+                let bands = mode == Mode::Bands;
+                run_scf(spec, (input, bands), json.clone(), run, &out, world, place)
+            }
         }
     })
 }
@@ -601,9 +653,10 @@ fn since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64()
 }
 
+/// The SCF of `spec` (then the band structure when `bands`), its report and files.
 fn run_scf(
     spec: input::RunSpec,
-    input: &Path,
+    (input, bands): (&Path, bool),
     json: Option<PathBuf>,
     (checkpoint, tuning): (&CheckpointArgs, Tuning),
     out: &Output,
@@ -722,17 +775,21 @@ fn run_scf(
         let at = format!("SCF iteration {}", r.iterations);
         return stopped(out, reason, &at, "run", input, checkpoint);
     }
-    if r.converged {
-        ExitCode::SUCCESS
-    } else {
+    if !r.converged {
         if out.root {
             eprintln!(
                 "warning: SCF not converged in {} iterations; raise scf.max_iterations or lower scf.mixing.beta",
                 r.iterations
             );
         }
-        ExitCode::from(1)
+        return ExitCode::from(1);
     }
+    if bands {
+        if let Err(e) = bands::run(&s, r, input, out) {
+            return out.fail(&format!("error: {}: {e}", input.display()));
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 /// What a hybrid run's exchange time says about its layout: the operators' share of the run,

@@ -1,0 +1,84 @@
+//! The band step of `planewave bands`: after the SCF, the eigenvalues along the input's
+//! `[bands]` path with the density held fixed, written as `<stem>.bands.json` and drawn as
+//! `<stem>.bands.svg`, with a summary of the band edges.
+//!
+//! Contract: collective (every rank calls it after the same SCF); rank 0 prints and writes.
+
+use std::path::Path;
+use std::time::Instant;
+
+use planewave_core::band_structure::{self, BandStructure};
+use planewave_core::input::units::EV_PER_HARTREE;
+use planewave_core::input::PathPoints;
+use planewave_core::scf::ScfResult;
+use planewave_core::setup::Setup;
+
+use crate::{band_plot, sibling, Output};
+
+/// The bands of `s`'s path from the converged `scf`; the files' paths, or the error to print.
+pub(crate) fn run(s: &Setup, scf: &ScfResult, input: &Path, out: &Output) -> Result<(), String> {
+    let spec = s.spec.bands.as_ref().ok_or("no [bands] path")?;
+    let path = spec.kpoints();
+    let t0 = Instant::now();
+    let b =
+        band_structure::compute(s, scf, &path.kpoints, spec.nbands).map_err(|e| e.to_string())?;
+    let doc = b.to_json(&s.model.crystal.recip, &path);
+    let json = sibling(input, "bands.json");
+    let text = serde_json::to_string_pretty(&doc).expect("the band structure serialises");
+    out.write(&json, &text)?;
+    let picture = sibling(input, "bands.svg");
+    if out.root {
+        let svg = band_plot::svg(&doc, &s.spec.title)?;
+        crate::write_atomically(&picture, &svg)
+            .map_err(|e| format!("cannot write {}: {e}", picture.display()))?;
+    }
+    if out.talks() {
+        summary(&b, &path, t0.elapsed().as_secs_f64());
+        println!(
+            "band structure written to {} and {}",
+            json.display(),
+            picture.display()
+        );
+    }
+    if !b.converged {
+        return Err(format!(
+            "the bands did not settle in {} fixed-density iterations",
+            b.iterations
+        ));
+    }
+    Ok(())
+}
+
+/// One line for the path, one for the band edges or the Fermi level.
+fn summary(b: &BandStructure, path: &PathPoints, seconds: f64) {
+    let names: Vec<&str> = path.labels.iter().map(|(_, l)| l.as_str()).collect();
+    let nbands = b.eigenvalues[0][0].len();
+    println!(
+        "band structure: {} k-points x {nbands} bands along {} ({} fixed-density iterations, {seconds:.1} s)",
+        b.kpoints_frac.len(),
+        names.join("-"),
+        b.iterations
+    );
+    let at = |k: usize| {
+        let f = b.kpoints_frac[k];
+        match path.labels.iter().find(|(i, _)| *i == k) {
+            Some((_, l)) => l.clone(),
+            None => format!("k = ({:.3}, {:.3}, {:.3})", f[0], f[1], f[2]),
+        }
+    };
+    match (b.edges(), b.fermi_level) {
+        (Some(e), _) => {
+            println!(
+            "valence maximum {:.4} eV at {}, conduction minimum {:.4} eV at {}: gap {:.4} eV ({})",
+            e.vbm.0 * EV_PER_HARTREE,
+            at(e.vbm.1),
+            e.cbm.0 * EV_PER_HARTREE,
+            at(e.cbm.1),
+            e.gap() * EV_PER_HARTREE,
+            if e.vbm.1 == e.cbm.1 { "direct" } else { "indirect" }
+        )
+        }
+        (None, Some(f)) => println!("Fermi level (SCF) {:.4} eV", f * EV_PER_HARTREE),
+        (None, None) => {}
+    }
+}

@@ -1,0 +1,91 @@
+//! `planewave bands` on the README's Si example (its [bands] path is QE's L-Γ-X-U|K-Γ): the
+//! files it writes and what they hold, against QE 6.7's band edges on that path
+//! (tests/data/post/si2_lda_gth/bands.json); an input without a path is refused.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A fresh folder with the Si example and its pseudopotential.
+fn folder(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("planewave-bands-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("pseudos")).unwrap();
+    std::fs::copy(root().join("examples/si.toml"), dir.join("si.toml")).unwrap();
+    let pseudo = "pseudos/Si-q4.lda.cp2k";
+    std::fs::copy(root().join("examples").join(pseudo), dir.join(pseudo)).unwrap();
+    dir
+}
+
+fn bands(dir: &Path, input: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_planewave"))
+        .args(["bands", input])
+        .current_dir(dir)
+        .env("RAYON_NUM_THREADS", "2")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_si_example_gives_its_band_structure_files() {
+    let dir = folder("si");
+    let out = bands(&dir, "si.toml");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("band structure: 67 k-points x 12 bands along L-G-X-U-K-G"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(dir.join("si.bands.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let qe_text =
+        std::fs::read_to_string(root().join("tests/data/post/si2_lda_gth/bands.json")).unwrap();
+    let qe: serde_json::Value = serde_json::from_str(&qe_text).unwrap();
+    assert_eq!(doc["kpoints_frac"].as_array().unwrap().len(), 67);
+    assert_eq!(doc["labels"][3], serde_json::json!([44, "U"]));
+    // The example's cutoff and grid are QE's (15 Ha); its SCF tolerance is looser.
+    for key in ["vbm", "cbm"] {
+        let (ours, theirs) = (
+            doc[format!("{key}_ha")].as_f64().unwrap(),
+            qe[format!("{key}_path_ha")].as_f64().unwrap(),
+        );
+        assert!(
+            (ours - theirs).abs() < 2e-6,
+            "{key}: {ours} against QE's {theirs}"
+        );
+    }
+    assert_eq!(doc["gap_direct"], false);
+    let svg = std::fs::read_to_string(dir.join("si.bands.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("Γ") && svg.contains("U|K"));
+    assert!(
+        dir.join("si.json").exists(),
+        "the SCF's results are written too"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_input_without_a_path_is_refused() {
+    let dir = folder("nopath");
+    let text = std::fs::read_to_string(dir.join("si.toml")).unwrap();
+    let cut = text.find("\n[bands]").unwrap();
+    std::fs::write(dir.join("si.toml"), &text[..cut]).unwrap();
+    let out = bands(&dir, "si.toml");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: si.toml: bands: `planewave bands` needs a [bands] table"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("\n  hint: add [bands] path"), "{stderr}");
+    assert!(!dir.join("si.json").exists() && !dir.join("si.bands.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
