@@ -1,6 +1,7 @@
 //! `planewave bands` on the README's Si example (its [bands] path is QE's L-Γ-X-U|K-Γ): the
 //! files it writes and what they hold, against QE 6.7's band edges on that path
-//! (tests/data/post/si2_lda_gth/bands.json); an input without a path is refused.
+//! (tests/data/post/si2_lda_gth/bands.json), the same on a G-vector group of two ranks; an
+//! input without a path is refused.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,9 +21,10 @@ fn folder(tag: &str) -> PathBuf {
     dir
 }
 
-fn bands(dir: &Path, input: &str) -> std::process::Output {
+fn bands(dir: &Path, input: &str, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_planewave"))
         .args(["bands", input])
+        .args(args)
         .current_dir(dir)
         .env("RAYON_NUM_THREADS", "2")
         .output()
@@ -32,7 +34,7 @@ fn bands(dir: &Path, input: &str) -> std::process::Output {
 #[test]
 fn the_si_example_gives_its_band_structure_files() {
     let dir = folder("si");
-    let out = bands(&dir, "si.toml");
+    let out = bands(&dir, "si.toml", &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),
@@ -78,7 +80,7 @@ fn an_input_without_a_path_is_refused() {
     let text = std::fs::read_to_string(dir.join("si.toml")).unwrap();
     let cut = text.find("\n[bands]").unwrap();
     std::fs::write(dir.join("si.toml"), &text[..cut]).unwrap();
-    let out = bands(&dir, "si.toml");
+    let out = bands(&dir, "si.toml", &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
