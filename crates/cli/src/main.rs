@@ -5,6 +5,7 @@
 //! input with `calculation = 'relax' | 'vc-relax'` is relaxed instead.
 //! `planewave relax INPUT` relaxes the structure (positions; the cell too with `[relax] cell`).
 //! `planewave bands INPUT` runs the SCF, then the band structure along the input's `[bands]` path.
+//! `planewave dos INPUT` runs the SCF, then the density of states on a denser grid.
 //! `planewave check INPUT` validates the input and prints the set-up without running.
 //! `planewave advise INPUT --ranks N` ranks the parallel layouts of a run by predicted time.
 //! `planewave bench comm|linalg|fft` time the parallel building blocks; `planewave bench qe INPUT`
@@ -19,6 +20,8 @@ mod advise;
 mod band_plot;
 mod bands;
 mod bench_qe;
+mod dos;
+mod dos_plot;
 mod heap;
 mod launch;
 mod report;
@@ -304,6 +307,26 @@ enum Command {
         #[command(flatten)]
         checkpoint: CheckpointArgs,
     },
+    /// Run the SCF, then the density of states on a denser k-point grid with the density held
+    /// fixed ([dos] in the input; defaults without it).
+    ///
+    /// Writes what `run` writes, `<stem>.dos.json` (energies in eV, states/eV per cell,
+    /// electrons per cell up to each energy, per spin) and `<stem>.dos.svg`.
+    /// Example: planewave dos examples/si.toml
+    Dos {
+        /// Input file (TOML or QE pw.x input).
+        input: PathBuf,
+        /// Where to write the SCF's results JSON (default: next to the input, `<stem>.json`).
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Print nothing but errors.
+        #[arg(long, short)]
+        quiet: bool,
+        #[command(flatten)]
+        parallel: ParallelArgs,
+        #[command(flatten)]
+        checkpoint: CheckpointArgs,
+    },
     /// Validate an input and print the set-up (cell, k-points, FFT grid, plane waves, memory).
     ///
     /// With --ranks N the set-up is made on N in-process ranks: the layout, the plane waves
@@ -442,6 +465,13 @@ fn main() -> ExitCode {
             parallel,
             checkpoint,
         } => calculation(&input, json, quiet, &parallel, &checkpoint, Mode::Bands),
+        Command::Dos {
+            input,
+            json,
+            quiet,
+            parallel,
+            checkpoint,
+        } => calculation(&input, json, quiet, &parallel, &checkpoint, Mode::Dos),
         _ if serial_elsewhere => ExitCode::SUCCESS,
         Command::Check {
             input,
@@ -558,6 +588,8 @@ enum Mode {
     Relax,
     /// The SCF, then the band structure (`bands`).
     Bands,
+    /// The SCF, then the density of states (`dos`).
+    Dos,
 }
 
 fn calculation(
@@ -607,10 +639,7 @@ fn calculation(
             _ if spec.relax.requested && mode == Mode::Scf => {
                 run_relax(spec, input, json.clone(), run, &out, world, place)
             }
-            _ => {
-                let bands = mode == Mode::Bands;
-                run_scf(spec, (input, bands), json.clone(), run, &out, world, place)
-            }
+            _ => run_scf(spec, (input, mode), json.clone(), run, &out, world, place),
         }
     })
 }
@@ -653,10 +682,10 @@ fn since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64()
 }
 
-/// The SCF of `spec` (then the band structure when `bands`), its report and files.
+/// The SCF of `spec` (then the band structure or the DOS, by `mode`), its report and files.
 fn run_scf(
     spec: input::RunSpec,
-    (input, bands): (&Path, bool),
+    (input, mode): (&Path, Mode),
     json: Option<PathBuf>,
     (checkpoint, tuning): (&CheckpointArgs, Tuning),
     out: &Output,
@@ -784,10 +813,13 @@ fn run_scf(
         }
         return ExitCode::from(1);
     }
-    if bands {
-        if let Err(e) = bands::run(&s, r, input, out) {
-            return out.fail(&format!("error: {}: {e}", input.display()));
-        }
+    let then = match mode {
+        Mode::Bands => bands::run(&s, r, input, out),
+        Mode::Dos => dos::run(&s, r, input, out),
+        Mode::Scf | Mode::Relax => Ok(()),
+    };
+    if let Err(e) = then {
+        return out.fail(&format!("error: {}: {e}", input.display()));
     }
     ExitCode::SUCCESS
 }

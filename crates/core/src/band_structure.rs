@@ -1,38 +1,18 @@
-//! Eigenvalues at any list of k-points with a converged SCF's density held fixed (Quantum
-//! ESPRESSO's `calculation = 'bands'`, VASP's `ICHARG = 11`).
+//! Band structures: eigenvalues along a path of k-points with a converged SCF's density held
+//! fixed (Quantum ESPRESSO's `calculation = 'bands'`, VASP's `ICHARG = 11`).
 //!
-//! Contract: [`compute`] is the SCF engine run with three other policies, which is what the
-//! engine's policy seam is for: the mixer never moves the density (the SCF's, carried over by
-//! Miller index, [`ScfStart::from_previous`]), every band is solved to a fixed tight residual ([`BAND_RESIDUAL`]),
-//! and the loop stops when the band energy no longer changes. The k-points are taken as given
-//! (no symmetry reduction) on the SCF's own layout rules, so every layout gives the same
-//! eigenvalues. Collective on the SCF set-up's world. Hybrids are refused: their exchange
-//! operator would have to be carried over too.
+//! Contract: [`compute`] solves the path's k-points as given (no symmetry reduction) through
+//! [`fixed_density::run`], so every layout gives the same eigenvalues; [`BandStructure`] finds
+//! the band edges and writes the results document (Cartesian k-points, the length along the
+//! path, labels). Collective on the SCF set-up's world. Hybrids are refused.
 
-use std::sync::Arc;
-
-use num_complex::Complex64;
 use serde_json::{json, Value};
 
-use crate::basis::Basis;
+use crate::fixed_density;
 use crate::input::units::EV_PER_HARTREE;
 use crate::input::{InputError, Kpoints, PathPoints};
-use crate::restart::ScfStart;
-use crate::scf::policies::{
-    ConvergenceQuery, ConvergenceTest, EigensolverTolerance, Mixer, Mixing, Policies,
-    ToleranceQuery,
-};
-use crate::scf::{self, ScfResult};
-use crate::setup::{self, Setup};
-
-/// Residual norm the occupied bands are solved to (the empty ones to
-/// [`crate::eigensolver::EMPTY_TOL_FACTOR`] times it): an eigenvalue's error is about the
-/// square of its residual over the distance to the next band, 1e-10 Ha and below.
-pub const BAND_RESIDUAL: f64 = 1e-7;
-
-/// The loop stops when the free energy of the fixed-density bands changes by less than this
-/// (Ha) between two iterations.
-const SETTLED: f64 = 1e-9;
+use crate::scf::ScfResult;
+use crate::setup::Setup;
 
 /// Eigenvalues along a list of k-points.
 #[derive(Debug, Clone)]
@@ -137,56 +117,13 @@ pub fn compute(
     kpoints: &[[f64; 3]],
     nbands: Option<usize>,
 ) -> Result<BandStructure, InputError> {
-    let spec = &scf_setup.spec;
-    let refuse = |msg: &str, hint: &str| InputError::new(&spec.source, msg).with_hint(hint);
-    if spec.hybrid.is_some() {
-        return Err(refuse(
-            "band structures of hybrid functionals are not implemented yet",
-            "run the band structure with the semilocal functional",
-        ));
-    }
     if kpoints.is_empty() {
-        return Err(refuse("no k-points for the bands", "give a path"));
+        let msg = "no k-points for the bands";
+        return Err(InputError::new(&scf_setup.spec.source, msg).with_hint("give a path"));
     }
-    let mut path = spec.clone();
-    path.kpoints = Kpoints::Explicit(
-        kpoints
-            .iter()
-            .map(|k| (*k, 1.0 / kpoints.len() as f64))
-            .collect(),
-    );
-    path.use_symmetry = false;
-    path.nbands = Some(nbands.unwrap_or(scf_setup.params.nbands));
-    path.scf.restart = false;
-    let world = Arc::clone(scf_setup.basis.parallel.world());
-    let at = setup::build_on(path, world)?;
-    let start = ScfStart::from_previous(
-        &scf_setup.model,
-        &scf_setup.basis,
-        scf,
-        &at.model,
-        &at.basis,
-    );
-    let mut params = at.params.clone();
-    params.policies = Policies {
-        tolerance: Arc::new(FixedResidual(BAND_RESIDUAL)),
-        convergence: Arc::new(Settled),
-        mixing: Arc::new(Frozen),
-    };
-    params.checkpoint = None;
-    params.max_iterations = params.max_iterations.min(20);
-    let start = ScfStart {
-        density_g: start.density_g,
-        wavefunctions: None,
-    };
-    let r = scf::run_observed(
-        &at.model,
-        &at.basis,
-        &params,
-        Some(start),
-        |_: &scf::IterationInfo| {},
-    )
-    .map_err(|m| InputError::new(&spec.source, m).with_hint("see the message above"))?;
+    let weight = 1.0 / kpoints.len() as f64;
+    let list = Kpoints::Explicit(kpoints.iter().map(|k| (*k, weight)).collect());
+    let (_, r) = fixed_density::run(scf_setup, scf, list, false, nbands)?;
     let fermi_level = scf
         .occupations
         .fermi
@@ -204,46 +141,4 @@ pub fn compute(
         occupied,
         fermi_level,
     })
-}
-
-/// Every band to the same residual, whatever the density residual.
-#[derive(Debug)]
-struct FixedResidual(f64);
-
-impl EigensolverTolerance for FixedResidual {
-    fn choose(&self, _: &ToleranceQuery) -> (f64, usize) {
-        (self.0, 200)
-    }
-}
-
-/// Converged when the energy of the bands stops changing (the density residual means
-/// nothing here: the density never moves).
-#[derive(Debug)]
-struct Settled;
-
-impl ConvergenceTest for Settled {
-    fn converged(&self, q: &ConvergenceQuery) -> bool {
-        q.delta_e.abs() < SETTLED
-    }
-}
-
-/// A mixer that keeps the input density.
-#[derive(Debug)]
-struct Frozen;
-
-impl Mixing for Frozen {
-    fn mixer(&self, _: &Basis, _: usize) -> Box<dyn Mixer> {
-        Box::new(Frozen)
-    }
-}
-
-impl Mixer for Frozen {
-    fn next(
-        &mut self,
-        input: &[Vec<Complex64>],
-        _: &[Vec<Complex64>],
-        _: &dyn Fn(&mut [f64]),
-    ) -> Vec<Vec<Complex64>> {
-        input.to_vec()
-    }
 }

@@ -100,6 +100,13 @@
 //!          { label = "G", k = [0.0, 0.0, 0.0], points = 20 },  # points: to the next vertex
 //!          { label = "X", k = [0.5, 0.0, 0.5] } ]              # (QE crystal_b; default 20;
 //!                                                              # 1 = jump to the next vertex)
+//!
+//! [dos]                   # used by `planewave dos`; everything optional, defaults shown
+//! kpoints = { grid = [8, 8, 8] }  # as basis.kpoints; default: the SCF's grid doubled
+//! method = "gaussian"     # the only one so far (tetrahedra: not yet)
+//! width = "0.01 Ry"       # Gaussian broadening s (energy, as ecut)
+//! step = "0.01 eV"        # energy step of the output
+//! nbands = 12             # default: the SCF's
 //! ```
 //!
 //! Unknown keys anywhere are errors (with a "did you mean" suggestion).
@@ -127,6 +134,7 @@
 //! - Both end in the same checks (`validate.rs`) and the same [`RunSpec`].
 
 mod bands;
+mod dos;
 mod error;
 mod hybrid;
 mod kpoints;
@@ -145,6 +153,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use self::bands::{BandsSpec, PathPoints, PathVertex};
+pub use self::dos::DosSpec;
 pub use self::error::InputError;
 pub use self::hybrid::{Hybrid, KernelSpec};
 pub use self::kpoints::Kpoints;
@@ -199,6 +208,8 @@ pub struct RunSpec {
     pub parallel: ParallelSpec,
     /// The band-structure path of `planewave bands` (TOML `[bands]`), when given.
     pub bands: Option<BandsSpec>,
+    /// The density of states of `planewave dos` (TOML `[dos]`; defaults without it).
+    pub dos: DosSpec,
     /// Where the input wrote things, so that later stages (set-up) can point at
     /// the key and line in the user's own format.
     pub origin: Origin,

@@ -1407,6 +1407,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         relax,
         parallel: Default::default(),
         bands: None,
+        dos: Default::default(),
         origin: lines.origin(InputFormat::QuantumEspresso),
     };
     validate(&spec, &QE_KEYS, &lines)?;

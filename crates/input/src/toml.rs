@@ -10,6 +10,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::bands::{BandsSpec, PathVertex};
+use crate::dos::DosSpec;
 use crate::hybrid::{hybrid_of, HybridTable};
 use crate::kpoints::{KpointTable, KpointsValue};
 use crate::named::{
@@ -46,6 +47,7 @@ struct Input {
     parallel: Parallel,
     hybrid: Option<HybridTable>,
     bands: Option<BandsTable>,
+    dos: Option<DosTable>,
 }
 
 #[derive(Deserialize)]
@@ -160,6 +162,46 @@ impl BandsTable {
     }
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DosTable {
+    kpoints: Option<KpointsValue>,
+    method: Option<String>,
+    width: Option<Energy>,
+    step: Option<Energy>,
+    nbands: Option<i64>,
+}
+
+impl DosTable {
+    fn read(self, doc: &Doc) -> Result<DosSpec, InputError> {
+        if let Some(m) = self.method.as_deref().map(str::trim) {
+            if !m.eq_ignore_ascii_case("gaussian") {
+                let msg = format!("DOS method `{m}` is not implemented (tetrahedra: not yet)");
+                return Err(doc.err("dos.method", msg, "use method = \"gaussian\" with a width"));
+            }
+        }
+        let d = DosSpec::default();
+        let positive = |key: &str, e: Option<Energy>, default: f64| match e {
+            None => Ok(default),
+            Some(Energy(x)) if x > 0.0 && x.is_finite() => Ok(x),
+            Some(Energy(x)) => Err(doc.err(
+                key,
+                format!("must be positive, got {x} Ha"),
+                "e.g. \"0.01 Ry\"",
+            )),
+        };
+        Ok(DosSpec {
+            kpoints: self.kpoints.map(|k| k.0),
+            width: positive("dos.width", self.width, d.width)?,
+            step: positive("dos.step", self.step, d.step)?,
+            nbands: self
+                .nbands
+                .map(|n| doc.count("dos.nbands", n))
+                .transpose()?,
+        })
+    }
+}
+
 /// Every table as the user knows it, with its keys from the structs above.
 fn schema() -> Vec<(&'static str, &'static [&'static str])> {
     vec![
@@ -178,6 +220,7 @@ fn schema() -> Vec<(&'static str, &'static [&'static str])> {
         ("[hybrid]", fields_of::<HybridTable>()),
         ("[bands]", fields_of::<BandsTable>()),
         ("an entry of bands.path", fields_of::<PathVertex>()),
+        ("[dos]", fields_of::<DosTable>()),
     ]
 }
 
@@ -280,6 +323,7 @@ impl Input {
             parallel: self.parallel.read(doc)?,
             hybrid,
             bands: self.bands.map(|b| b.read(doc)).transpose()?,
+            dos: self.dos.map_or(Ok(DosSpec::default()), |d| d.read(doc))?,
             origin: lines.origin(InputFormat::Toml),
         };
         validate(&spec, &TOML_KEYS, &lines)?;
@@ -1042,6 +1086,32 @@ nbands = 2
             "bands.nbands",
             "non-negative",
         );
+    }
+
+    #[test]
+    fn dos_table_is_read_and_checked() {
+        let with = |t: &str| format!("{SI_TOML}\n[dos]\n{t}\n");
+        let d = p(&with(
+            "kpoints = { grid = [8, 8, 8] }\nwidth = \"0.02 Ry\"\nstep = 0.001",
+        ))
+        .unwrap()
+        .dos;
+        assert_eq!(
+            d.kpoints,
+            Some(Kpoints::MonkhorstPack {
+                grid: [8; 3],
+                shift: [false; 3]
+            })
+        );
+        assert_eq!((d.width, d.step, d.nbands), (0.01, 0.001, None));
+        assert_eq!(p(SI_TOML).unwrap().dos, crate::DosSpec::default());
+        fails(
+            &with("method = \"tetrahedra\""),
+            "dos.method",
+            "not implemented",
+        );
+        fails(&with("width = -1"), "dos.width", "positive");
+        fails(&with("widht = 1"), "dos.widht", "unknown key");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `planewave bands` on the README's Si example (its [bands] path is QE's L-Γ-X-U|K-Γ): the
+//! `planewave dos` and `planewave bands` on the README's Si example (its [bands] path is QE's L-Γ-X-U|K-Γ): the
 //! files it writes and what they hold, against QE 6.7's band edges on that path
 //! (tests/data/post/si2_lda_gth/bands.json), the same on a G-vector group of two ranks; an
 //! input without a path is refused.
@@ -22,8 +22,11 @@ fn folder(tag: &str) -> PathBuf {
 }
 
 fn bands(dir: &Path, input: &str, args: &[&str]) -> std::process::Output {
+    planewave(dir, &[&["bands", input], args].concat())
+}
+
+fn planewave(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_planewave"))
-        .args(["bands", input])
         .args(args)
         .current_dir(dir)
         .env("RAYON_NUM_THREADS", "2")
@@ -71,6 +74,31 @@ fn the_si_example_gives_its_band_structure_files() {
         dir.join("si.json").exists(),
         "the SCF's results are written too"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_si_example_gives_its_density_of_states() {
+    let dir = folder("dos");
+    let out = planewave(&dir, &["dos", "si.toml"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("density of states: 29 k-points (irreducible)"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(dir.join("si.dos.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let energies: Vec<f64> = serde_json::from_value(doc["energy_ev"].clone()).unwrap();
+    let n: Vec<Vec<f64>> = serde_json::from_value(doc["integrated"].clone()).unwrap();
+    let vbm = doc["vbm_ev"].as_f64().unwrap();
+    assert!((vbm - 6.0753).abs() < 1e-3, "{vbm}");
+    // Eight valence electrons below the gap (half a width above the maximum), sixteen in all.
+    let gap = energies.iter().position(|&e| e > vbm + 0.4).unwrap();
+    assert!((n[0][gap] - 8.0).abs() < 0.01, "{}", n[0][gap]);
+    assert!((n[0].last().unwrap() - 16.0).abs() < 1e-6);
+    let svg = std::fs::read_to_string(dir.join("si.dos.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("density of states"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -1,0 +1,89 @@
+//! The density-of-states picture of `planewave dos`, drawn from the results document it writes.
+//!
+//! Contract: [`svg`] plots D(E) in states/eV per cell against E in eV with zero at the valence
+//! maximum (integer occupations) or the Fermi level (smearing), spin down below the axis,
+//! a vertical line at zero, and the region above `valid_up_to_ev` (too few bands) greyed.
+
+use plotters::prelude::*;
+use serde_json::Value;
+
+/// The SVG of a density-of-states document (see `planewave_core::dos`).
+pub fn svg(doc: &Value, title: &str) -> Result<String, String> {
+    let energies: Vec<f64> =
+        serde_json::from_value(doc["energy_ev"].clone()).map_err(|e| e.to_string())?;
+    let dos: Vec<Vec<f64>> =
+        serde_json::from_value(doc["dos_per_ev"].clone()).map_err(|e| e.to_string())?;
+    let (zero, what) = match (doc["vbm_ev"].as_f64(), doc["fermi_level_ev"].as_f64()) {
+        (Some(v), _) => (v, "E - E_VBM (eV)"),
+        (None, Some(f)) => (f, "E - E_F (eV)"),
+        _ => (0.0, "E (eV)"),
+    };
+    let x0 = energies.first().copied().unwrap_or(0.0) - zero;
+    let x1 = energies.last().copied().unwrap_or(1.0) - zero;
+    let top = dos.iter().flatten().copied().fold(0.0, f64::max) * 1.05;
+    let bottom = if dos.len() > 1 { -top } else { 0.0 };
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (800, 500)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(format!("{title}: density of states"), ("sans-serif", 22))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x0..x1, bottom..top.max(1e-9))
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .light_line_style(WHITE)
+            .x_desc(what)
+            .y_desc("states/eV per cell")
+            .axis_desc_style(("sans-serif", 16))
+            .label_style(("sans-serif", 14))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        if let Some(v) = doc["valid_up_to_ev"]
+            .as_f64()
+            .map(|v| v - zero)
+            .filter(|v| *v < x1)
+        {
+            let grey = Rectangle::new([(v, bottom), (x1, top)], BLACK.mix(0.08).filled());
+            chart
+                .draw_series(std::iter::once(grey))
+                .map_err(|e| e.to_string())?;
+        }
+        for (spin, channel) in dos.iter().enumerate() {
+            let (colour, sign) = if spin == 0 { (BLUE, 1.0) } else { (RED, -1.0) };
+            let points = energies
+                .iter()
+                .zip(channel)
+                .map(|(&e, &d)| (e - zero, sign * d));
+            chart
+                .draw_series(LineSeries::new(points, colour.stroke_width(2)))
+                .map_err(|e| e.to_string())?;
+        }
+        let line = PathElement::new(vec![(0.0, bottom), (0.0, top)], BLACK.mix(0.6));
+        chart
+            .draw_series(std::iter::once(line))
+            .map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dos_is_drawn_from_its_document() {
+        let doc = serde_json::json!({
+            "energy_ev": [-2.0, -1.0, 0.0, 1.0, 2.0],
+            "dos_per_ev": [[0.0, 1.0, 2.0, 0.5, 0.0]],
+            "vbm_ev": 0.0, "valid_up_to_ev": 1.5,
+        });
+        let text = svg(&doc, "test").unwrap();
+        assert!(text.starts_with("<svg") && text.contains("states/eV per cell"));
+        assert!(text.contains("E - E_VBM (eV)") && text.contains("<polyline"));
+    }
+}

@@ -1,0 +1,70 @@
+//! Densities of states from a fixed-density step on a denser grid (`fixed_density`, `dos`),
+//! against Quantum ESPRESSO 6.7's `nscf` on 12x12x12 k-points and dos.x's Gaussian DOS
+//! (degauss 0.01 Ry) for the si2_lda_gth reference SCF (tests/data/post/si2_lda_gth/dos_gauss.json).
+
+use planewave::core::input::units::EV_PER_HARTREE;
+use planewave::core::input::{self, Kpoints};
+use planewave::core::scf::IterationInfo;
+use planewave::core::{dos, fixed_density, setup, workflow};
+use std::path::PathBuf;
+
+fn data(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
+}
+
+#[test]
+fn si2_gaussian_dos_matches_quantum_espresso() {
+    let text = std::fs::read_to_string(data("post/si2_lda_gth/dos_gauss.json")).unwrap();
+    let qe: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let energies_ev: Vec<f64> = serde_json::from_value(qe["energy_ev"].clone()).unwrap();
+    let want: Vec<Vec<f64>> = serde_json::from_value(qe["dos_per_ev_fullprec"].clone()).unwrap();
+    let valid = qe["valid_up_to_ev"].as_f64().unwrap();
+
+    let mut spec = input::load(&data("qe/si2_lda_gth/pw.in")).unwrap();
+    spec.dos.width = 0.005;
+    spec.dos.nbands = Some(12);
+    spec.dos.kpoints = Some(Kpoints::MonkhorstPack {
+        grid: [12; 3],
+        shift: [false; 3],
+    });
+    let s = setup::build(spec).unwrap();
+    let c = workflow::run(&s, None, |_: &IterationInfo| {}).unwrap();
+    let grid = s.spec.dos.kpoints.clone().unwrap();
+    let (at, r) = fixed_density::run(&s, &c.scf, grid, true, Some(12)).unwrap();
+    assert!(r.converged);
+    let weights: Vec<f64> = at.basis.kpoints.iter().map(|k| k.weight).collect();
+    let energies: Vec<f64> = energies_ev.iter().map(|e| e / EV_PER_HARTREE).collect();
+    let (d, n) = dos::gaussian(&r.eigenvalues, &weights, 2.0, 0.005, &energies);
+    let peak = want[0].iter().copied().fold(0.0, f64::max);
+    let mut worst = 0.0f64;
+    for ((e, ours), theirs) in energies_ev.iter().zip(&d[0]).zip(&want[0]) {
+        if *e < valid {
+            worst = worst.max((ours / EV_PER_HARTREE - theirs).abs() / peak);
+        }
+    }
+    println!(
+        "{} irreducible k-points (QE {}); largest DOS difference {worst:.1e} of the peak",
+        weights.len(),
+        qe["nks_irreducible"]
+    );
+    assert!(worst < 1e-4, "{worst:.2e}");
+    let fermi = qe["fermi_ev"].as_f64().unwrap() / EV_PER_HARTREE;
+    let at_fermi = energies.iter().position(|&e| e > fermi).unwrap();
+    assert!(
+        (n[0][at_fermi] - 8.0).abs() < 1e-3,
+        "N(E_F) = {}",
+        n[0][at_fermi]
+    );
+
+    // The whole step as `planewave dos` runs it.
+    let full = dos::compute(&s, &c.scf).unwrap();
+    assert_eq!(full.kpoints, weights.len());
+    let last = full.integrated[0].last().unwrap();
+    assert!(
+        (last - 24.0).abs() < 1e-6,
+        "12 bands hold 24 electrons: {last}"
+    );
+    assert!(full.vbm.is_some() && full.fermi_level.is_none());
+}
