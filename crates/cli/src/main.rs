@@ -20,6 +20,7 @@ mod advise;
 mod band_plot;
 mod bands;
 mod bench_qe;
+mod cube_files;
 mod dos;
 mod dos_plot;
 mod heap;
@@ -812,6 +813,16 @@ fn run_scf(
             );
         }
         return ExitCode::from(1);
+    }
+    if s.spec.properties.cube {
+        match cube_files::write(&s, r, input, out) {
+            Ok(paths) if out.talks() => {
+                let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                println!("density written to {} (Gaussian cube)", names.join(" and "));
+            }
+            Ok(_) => {}
+            Err(e) => return out.fail(&format!("error: {e}")),
+        }
     }
     let then = match mode {
         Mode::Bands => bands::run(&s, r, input, out),

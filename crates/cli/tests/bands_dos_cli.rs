@@ -1,4 +1,5 @@
-//! `planewave dos` and `planewave bands` on the README's Si example (its [bands] path is QE's L-Γ-X-U|K-Γ): the
+//! `planewave dos`, `planewave bands` and the density cube of `planewave run` on the README's
+//! Si example (its [bands] path is QE's L-Γ-X-U|K-Γ): the
 //! files it writes and what they hold, against QE 6.7's band edges on that path
 //! (tests/data/post/si2_lda_gth/bands.json), the same on a G-vector group of two ranks; an
 //! input without a path is refused.
@@ -99,6 +100,53 @@ fn the_si_example_gives_its_density_of_states() {
     assert!((n[0].last().unwrap() - 16.0).abs() < 1e-6);
     let svg = std::fs::read_to_string(dir.join("si.dos.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("density of states"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_density_cube_matches_quantum_espresso() {
+    let dir = folder("cube");
+    let text = std::fs::read_to_string(dir.join("si.toml")).unwrap();
+    let text = text.replace("nbands = 8\n", "nbands = 8\nfft_grid = [32, 32, 32]\n")
+        + "\n[properties]\ncube = true\n";
+    std::fs::write(dir.join("si.toml"), text).unwrap();
+    let out = planewave(&dir, &["run", "si.toml"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("density written to si.density.cube (Gaussian cube)"),
+        "{stdout}"
+    );
+    let cube = std::fs::read_to_string(dir.join("si.density.cube")).unwrap();
+    let lines: Vec<&str> = cube.lines().collect();
+    let numbers =
+        |l: &str| -> Vec<f64> { l.split_whitespace().map(|x| x.parse().unwrap()).collect() };
+    assert_eq!(numbers(lines[2]), [2.0, 0.0, 0.0, 0.0]);
+    assert_eq!(numbers(lines[3]), [32.0, 0.0, 0.160312, 0.160312], "as QE writes it");
+    assert_eq!(
+        numbers(lines[7])[..2],
+        [14.0, 4.0],
+        "silicon, four valence electrons"
+    );
+    let values: Vec<f64> = lines[8..].iter().flat_map(|l| numbers(l)).collect();
+    assert_eq!(values.len(), 32 * 32 * 32);
+    let qe: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("tests/data/post/si2_lda_gth/cube.json")).unwrap(),
+    )
+    .unwrap();
+    let dv = qe["voxel_volume_bohr3"].as_f64().unwrap();
+    let electrons: f64 = values.iter().sum::<f64>() * dv;
+    assert!((electrons - 8.0).abs() < 1e-8, "{electrons}");
+    for p in qe["points"].as_array().unwrap() {
+        let i: Vec<usize> = serde_json::from_value(p["index"].clone()).unwrap();
+        let ours = values[(i[0] * 32 + i[1]) * 32 + i[2]];
+        let theirs = p["value_e_per_bohr3"].as_f64().unwrap();
+        assert!(
+            (ours - theirs).abs() < 1e-6 * theirs.max(1e-2),
+            "{}: {ours} against QE's {theirs}",
+            p["name"]
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -12,6 +12,7 @@ pub mod basis;
 pub mod checkpoint;
 pub mod converged;
 pub mod crystal;
+pub mod cube;
 pub mod density;
 pub mod dos;
 pub mod efficiency;

@@ -71,6 +71,7 @@
 //! [properties]            # what follows the SCF; defaults shown
 //! forces = true
 //! stress = true           # default false (and refused) for hybrids
+//! cube = false            # write <stem>.density.cube (Gaussian cube, e/bohr^3; VESTA, ASE)
 //!
 //! [hybrid]                # optional, only with functional = "pbe0" | "hse"; QE's defaults
 //! exx_fraction = 0.25     # the exact-exchange fraction (QE exx_fraction)
@@ -351,6 +352,9 @@ pub struct Properties {
     /// Stress tensor (default true for TOML; QE: `tstress`, default false as in pw.x, and
     /// always on for `vc-relax`).
     pub stress: bool,
+    /// Write the converged density as a Gaussian cube file, `<stem>.density.cube` (and the
+    /// spin density, `<stem>.spin.cube`, with collinear spin); default false.
+    pub cube: bool,
 }
 
 impl Default for Properties {
@@ -358,6 +362,7 @@ impl Default for Properties {
         Properties {
             forces: true,
             stress: true,
+            cube: false,
         }
     }
 }

@@ -635,6 +635,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
     let mut properties = Properties {
         forces: true,
         stress: relax.cell,
+        cube: false,
     };
     if let Some(e) = get("tprnfor") {
         properties.forces = v.bool(e)? || relax.requested;

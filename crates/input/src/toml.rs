@@ -122,6 +122,7 @@ struct Mixing {
 struct PropertiesTable {
     forces: Option<bool>,
     stress: Option<bool>,
+    cube: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -651,7 +652,12 @@ fn properties(
             "remove stress = true from [properties]",
         ));
     }
-    Ok(Properties { forces, stress })
+    let cube = table.and_then(|p| p.cube).unwrap_or(false);
+    Ok(Properties {
+        forces,
+        stress,
+        cube,
+    })
 }
 
 impl Relax {
