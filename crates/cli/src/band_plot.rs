@@ -3,7 +3,7 @@
 //! Contract: [`svg`] plots every band against the length along the path (1/bohr), energies in
 //! eV (all of the computed bands) with zero at the valence maximum (integer occupations) or the Fermi level (smearing),
 //! the vertices as vertical lines with their labels (`G`, `Gamma` drawn as Γ; a jump's two
-//! labels as `U|K`), spin down dashed, and the gap's edges as a shaded band with its width in
+//! labels as `U|K`), spin up blue and down red, and the gap's edges as a shaded band with its width in
 //! the caption. plotters draws it; the SVG needs no font on the machine that writes it.
 
 use plotters::prelude::*;

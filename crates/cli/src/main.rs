@@ -630,10 +630,7 @@ fn calculation(
         parallel.apply(&mut spec);
         tuning_env::apply_strategies(&mut spec, &strategies);
         if mode == Mode::Bands && spec.bands.is_none() {
-            let e = input::InputError::new(input, "`planewave bands` needs a [bands] table with the path")
-                .with_key("bands")
-                .with_hint("add [bands] path = [ { label = \"G\", k = [0, 0, 0], points = 20 }, { label = \"X\", k = [0.5, 0, 0.5] } ] (k fractional; TOML inputs only so far)");
-            return out.fail(&e.to_string());
+            return out.fail(&no_path(&spec).to_string());
         }
         match mode {
             Mode::Relax => run_relax(spec, input, json.clone(), run, &out, world, place),
@@ -643,6 +640,19 @@ fn calculation(
             _ => run_scf(spec, (input, mode), json.clone(), run, &out, world, place),
         }
     })
+}
+
+/// The refusal of `planewave bands` for an input without a path.
+fn no_path(spec: &input::RunSpec) -> input::InputError {
+    let e = input::InputError::new(&spec.source, "`planewave bands` needs a path for the bands");
+    match spec.origin.format {
+        input::InputFormat::Toml => e.with_key("bands").with_hint(
+            "add [bands] path = [ { label = \"G\", k = [0, 0, 0], points = 20 }, { label = \"X\", k = [0.5, 0, 0.5] } ] (k fractional)",
+        ),
+        input::InputFormat::QuantumEspresso => e.with_hint(
+            "pw.x inputs with calculation = 'bands' are not read yet: write the run as planewave TOML with a [bands] table (README, \"Commands\")",
+        ),
+    }
 }
 
 /// What rank 0 prints; every other rank stays silent.

@@ -122,7 +122,11 @@ fn the_density_cube_matches_quantum_espresso() {
     let numbers =
         |l: &str| -> Vec<f64> { l.split_whitespace().map(|x| x.parse().unwrap()).collect() };
     assert_eq!(numbers(lines[2]), [2.0, 0.0, 0.0, 0.0]);
-    assert_eq!(numbers(lines[3]), [32.0, 0.0, 0.160312, 0.160312], "as QE writes it");
+    assert_eq!(
+        numbers(lines[3]),
+        [32.0, 0.0, 0.160312, 0.160312],
+        "as QE writes it"
+    );
     assert_eq!(
         numbers(lines[7])[..2],
         [14.0, 4.0],
@@ -160,7 +164,7 @@ fn an_input_without_a_path_is_refused() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.starts_with("error: si.toml: bands: `planewave bands` needs a [bands] table"),
+        stderr.starts_with("error: si.toml: bands: `planewave bands` needs a path"),
         "{stderr}"
     );
     assert!(stderr.contains("\n  hint: add [bands] path"), "{stderr}");
