@@ -250,84 +250,49 @@ impl ParallelArgs {
     }
 }
 
+/// The input and options of every calculation command.
+#[derive(clap::Args, Debug)]
+struct CalcArgs {
+    /// Input file (TOML or QE pw.x input; `bands` needs TOML with a [bands] table).
+    input: PathBuf,
+    /// Where to write the results JSON (default: next to the input, `<stem>.json`).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Print nothing but errors (`relax`: only the ionic steps and the final structure).
+    #[arg(long, short)]
+    quiet: bool,
+    #[command(flatten)]
+    parallel: ParallelArgs,
+    #[command(flatten)]
+    checkpoint: CheckpointArgs,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run a self-consistent calculation, then forces and stress ([properties] in the input).
     ///
     /// Example: planewave run examples/si.toml
-    Run {
-        /// Input file (TOML or QE pw.x input).
-        input: PathBuf,
-        /// Where to write the results JSON (default: next to the input, `<stem>.json`).
-        #[arg(long)]
-        json: Option<PathBuf>,
-        /// Print nothing but errors.
-        #[arg(long, short)]
-        quiet: bool,
-        #[command(flatten)]
-        parallel: ParallelArgs,
-        #[command(flatten)]
-        checkpoint: CheckpointArgs,
-    },
+    Run(CalcArgs),
     /// Relax atomic positions (and the cell with `[relax] cell = true`) by BFGS or FIRE.
     ///
     /// Writes `<stem>.json` (final state and one entry per ionic step), `<stem>.relaxed.vasp`
     /// (final structure, POSCAR) and `<stem>.traj.xyz` (extended XYZ, one frame per step, Å/eV,
     /// readable by ASE). Example: planewave relax examples/si8_displaced.toml
-    Relax {
-        /// Input file (TOML or QE pw.x input).
-        input: PathBuf,
-        /// Where to write the results JSON (default: next to the input, `<stem>.json`).
-        #[arg(long)]
-        json: Option<PathBuf>,
-        /// Print only the ionic steps and the final structure (no SCF iterations).
-        #[arg(long, short)]
-        quiet: bool,
-        #[command(flatten)]
-        parallel: ParallelArgs,
-        #[command(flatten)]
-        checkpoint: CheckpointArgs,
-    },
+    Relax(CalcArgs),
     /// Run the SCF, then the band structure along the input's [bands] path with the density
     /// held fixed.
     ///
     /// Writes what `run` writes, `<stem>.bands.json` (k-points, path length, labels,
     /// eigenvalues in Ha, band edges or Fermi level) and `<stem>.bands.svg` (the picture, eV
     /// from the valence maximum or the Fermi level). Example: planewave bands examples/si.toml
-    Bands {
-        /// Input file (TOML with a [bands] table).
-        input: PathBuf,
-        /// Where to write the SCF's results JSON (default: next to the input, `<stem>.json`).
-        #[arg(long)]
-        json: Option<PathBuf>,
-        /// Print nothing but errors.
-        #[arg(long, short)]
-        quiet: bool,
-        #[command(flatten)]
-        parallel: ParallelArgs,
-        #[command(flatten)]
-        checkpoint: CheckpointArgs,
-    },
+    Bands(CalcArgs),
     /// Run the SCF, then the density of states on a denser k-point grid with the density held
     /// fixed ([dos] in the input; defaults without it).
     ///
     /// Writes what `run` writes, `<stem>.dos.json` (energies in eV, states/eV per cell,
     /// electrons per cell up to each energy, per spin) and `<stem>.dos.svg`.
     /// Example: planewave dos examples/si.toml
-    Dos {
-        /// Input file (TOML or QE pw.x input).
-        input: PathBuf,
-        /// Where to write the SCF's results JSON (default: next to the input, `<stem>.json`).
-        #[arg(long)]
-        json: Option<PathBuf>,
-        /// Print nothing but errors.
-        #[arg(long, short)]
-        quiet: bool,
-        #[command(flatten)]
-        parallel: ParallelArgs,
-        #[command(flatten)]
-        checkpoint: CheckpointArgs,
-    },
+    Dos(CalcArgs),
     /// Validate an input and print the set-up (cell, k-points, FFT grid, plane waves, memory).
     ///
     /// With --ranks N the set-up is made on N in-process ranks: the layout, the plane waves
@@ -445,34 +410,10 @@ fn main() -> ExitCode {
     // Commands other than run/relax are serial: under a launcher, rank 0 alone does them.
     let serial_elsewhere = launch.as_ref().is_some_and(|l| l.rank.unwrap_or(0) != 0);
     match cli.command {
-        Command::Run {
-            input,
-            json,
-            quiet,
-            parallel,
-            checkpoint,
-        } => calculation(&input, json, quiet, &parallel, &checkpoint, Mode::Scf),
-        Command::Relax {
-            input,
-            json,
-            quiet,
-            parallel,
-            checkpoint,
-        } => calculation(&input, json, quiet, &parallel, &checkpoint, Mode::Relax),
-        Command::Bands {
-            input,
-            json,
-            quiet,
-            parallel,
-            checkpoint,
-        } => calculation(&input, json, quiet, &parallel, &checkpoint, Mode::Bands),
-        Command::Dos {
-            input,
-            json,
-            quiet,
-            parallel,
-            checkpoint,
-        } => calculation(&input, json, quiet, &parallel, &checkpoint, Mode::Dos),
+        Command::Run(args) => calculation(args, Mode::Scf),
+        Command::Relax(args) => calculation(args, Mode::Relax),
+        Command::Bands(args) => calculation(args, Mode::Bands),
+        Command::Dos(args) => calculation(args, Mode::Dos),
         _ if serial_elsewhere => ExitCode::SUCCESS,
         Command::Check {
             input,
@@ -593,14 +534,15 @@ enum Mode {
     Dos,
 }
 
-fn calculation(
-    input: &Path,
-    json: Option<PathBuf>,
-    quiet: bool,
-    parallel: &ParallelArgs,
-    checkpoint: &CheckpointArgs,
-    mode: Mode,
-) -> ExitCode {
+fn calculation(args: CalcArgs, mode: Mode) -> ExitCode {
+    let CalcArgs {
+        input,
+        json,
+        quiet,
+        parallel,
+        checkpoint,
+    } = args;
+    let (input, parallel, checkpoint) = (input.as_path(), &parallel, &checkpoint);
     if let Err(e) = parallel.check() {
         return fail(&e);
     }
