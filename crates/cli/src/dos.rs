@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use planewave_core::dos;
 use planewave_core::input::units::EV_PER_HARTREE;
+use planewave_core::input::DosMethod;
 use planewave_core::scf::ScfResult;
 use planewave_core::setup::Setup;
 
@@ -34,10 +35,14 @@ pub(crate) fn run(s: &Setup, scf: &ScfResult, input: &Path, out: &Output) -> Res
             (None, Some(f)) => format!("Fermi level (SCF) {:.4} eV", f * EV_PER_HARTREE),
             _ => String::new(),
         };
+        let method = match d.method {
+            DosMethod::Gaussian => format!("Gaussian width {:.4} eV", d.width * EV_PER_HARTREE),
+            DosMethod::Tetrahedra => "linear tetrahedra".to_string(),
+            DosMethod::TetrahedraOpt => "optimised tetrahedra".to_string(),
+        };
         println!(
-            "density of states: {} k-points (irreducible), Gaussian width {:.4} eV, {} energies from {:.2} to {:.2} eV (complete below {:.2} eV); {reference} ({:.1} s)",
+            "density of states: {} k-points (irreducible), {method}, {} energies from {:.2} to {:.2} eV (complete below {:.2} eV); {reference} ({:.1} s)",
             d.kpoints,
-            d.width * EV_PER_HARTREE,
             d.energies.len(),
             d.energies[0] * EV_PER_HARTREE,
             d.energies[d.energies.len() - 1] * EV_PER_HARTREE,

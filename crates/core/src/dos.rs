@@ -2,25 +2,31 @@
 //! (QE's `nscf` + `dos.x`), broadened by Gaussians.
 //!
 //! Contract: [`compute`] solves the grid of the input's `[dos]` (default: the SCF's grid
-//! doubled), reduced by the crystal's symmetry, through [`fixed_density::run`]; [`gaussian`]
+//! doubled), reduced by the crystal's symmetry, through [`fixed_density::run`]; by tetrahedra
+//! every grid point takes its irreducible point's bands ([`crate::tetrahedra`]); [`gaussian`]
 //! gives D(E) = f Σ_k w_k Σ_n exp(-((E - e_nk)/s)²) / (s √π) and its exact integral
 //! N(E) = f Σ_k w_k Σ_n (1 + erf((E - e_nk)/s)) / 2, per spin channel, with f = 2 without spin
 //! and 1 per channel with it (the weights w_k add to 1). D is in states per Ha per cell (per eV
 //! in the document), N in electrons per cell. The energies run from the lowest eigenvalue less
-//! 3 s to the highest plus 3 s in the input's step, as dos.x's. Collective.
+//! 3 s to the highest plus 3 s (tetrahedra: from the lowest to the highest) in the input's
+//! step, as dos.x's. Collective.
 
 use serde_json::{json, Value};
 
 use crate::fixed_density;
 use crate::input::units::EV_PER_HARTREE;
-use crate::input::{InputError, Kpoints};
+use crate::input::{DosMethod, InputError, Kpoints, RunSpec};
 use crate::scf::ScfResult;
 use crate::setup::Setup;
 use crate::special::erfc;
+use crate::symmetry::{monkhorst_pack, reduce_kpoints_with_map};
+use crate::tetrahedra::{self as tetrahedron, tetrahedra, Interpolation};
 
 /// A density of states on an energy grid.
 #[derive(Debug, Clone)]
 pub struct Dos {
+    /// Gaussian broadening or tetrahedra.
+    pub method: DosMethod,
     /// The energies (Ha, on the SCF's energy zero).
     pub energies: Vec<f64>,
     /// `dos[spin][i]`: states per Ha per cell at `energies[i]`.
@@ -80,25 +86,49 @@ pub fn compute(scf_setup: &Setup, scf: &ScfResult) -> Result<Dos, InputError> {
             },
             other => other.clone(),
         });
-    let (at, r) = fixed_density::run(scf_setup, scf, kpoints, true, spec.dos.nbands)?;
-    let weights: Vec<f64> = at.basis.kpoints.iter().map(|k| k.weight).collect();
+    let nbands = spec.dos.nbands;
+    let (r, weights, tets) = match spec.dos.method {
+        DosMethod::Gaussian => {
+            let (at, r) = fixed_density::run(scf_setup, scf, kpoints, true, nbands)?;
+            (r, at.basis.kpoints.iter().map(|k| k.weight).collect(), None)
+        }
+        DosMethod::Tetrahedra | DosMethod::TetrahedraOpt => {
+            let (grid, shift) = tetrahedron_grid(spec, &kpoints)?;
+            let full = monkhorst_pack(grid, shift);
+            let (set, map) = reduce_kpoints_with_map(&full, &scf_setup.model.symmetries, true);
+            let list = Kpoints::Explicit(set.kpoints.into_iter().zip(set.weights).collect());
+            let (_, r) = fixed_density::run(scf_setup, scf, list, false, nbands)?;
+            (
+                r,
+                Vec::new(),
+                Some((tetrahedra(grid, &scf_setup.model.crystal.recip), map)),
+            )
+        }
+    };
     let nspin = r.eigenvalues.len();
     let all = r.eigenvalues.iter().flatten().flatten();
     let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &e| {
         (a.min(e), b.max(e))
     });
     let (width, step) = (spec.dos.width, spec.dos.step);
-    let count = ((hi - lo + 6.0 * width) / step).ceil() as usize + 1;
-    let energies: Vec<f64> = (0..count)
-        .map(|i| lo - 3.0 * width + i as f64 * step)
-        .collect();
-    let (dos, integrated) = gaussian(
-        &r.eigenvalues,
-        &weights,
-        2.0 / nspin as f64,
-        width,
-        &energies,
-    );
+    let margin = if tets.is_some() { 0.0 } else { 3.0 * width };
+    let count = ((hi - lo + 2.0 * margin) / step).ceil() as usize + 1;
+    let energies: Vec<f64> = (0..count).map(|i| lo - margin + i as f64 * step).collect();
+    let factor = 2.0 / nspin as f64;
+    let (dos, integrated) = match &tets {
+        None => gaussian(&r.eigenvalues, &weights, factor, width, &energies),
+        Some((tets, map)) => r
+            .eigenvalues
+            .iter()
+            .map(|channel| {
+                let how = match spec.dos.method {
+                    DosMethod::TetrahedraOpt => Interpolation::Optimised,
+                    _ => Interpolation::Linear,
+                };
+                tetrahedron::dos(tets, how, |p| &channel[map[p]][..], factor, &energies)
+            })
+            .unzip(),
+    };
     let top = r.eigenvalues.iter().flatten().filter_map(|b| b.last());
     let fermi_level = scf
         .occupations
@@ -118,15 +148,32 @@ pub fn compute(scf_setup: &Setup, scf: &ScfResult) -> Result<Dos, InputError> {
         .is_none()
         .then(|| occupied.fold(f64::NEG_INFINITY, f64::max));
     Ok(Dos {
+        method: spec.dos.method,
         energies,
         dos,
         integrated,
         width,
-        kpoints: weights.len(),
+        kpoints: r.eigenvalues.first().map_or(0, Vec::len),
         vbm,
         fermi_level,
         valid_up_to: top.copied().fold(f64::INFINITY, f64::min),
     })
+}
+
+/// The grid of a DOS by tetrahedra: a Monkhorst-Pack grid of at least 2 points a side.
+fn tetrahedron_grid(
+    spec: &RunSpec,
+    kpoints: &Kpoints,
+) -> Result<([usize; 3], [bool; 3]), InputError> {
+    match kpoints {
+        Kpoints::MonkhorstPack { grid, shift } if grid.iter().all(|&n| n >= 2) => Ok((*grid, *shift)),
+        other => Err(InputError::new(
+            &spec.source,
+            format!("a DOS by tetrahedra needs a k-point grid of at least 2 points a side, not {other:?}"),
+        )
+        .with_key("dos.kpoints")
+        .with_hint("give [dos] kpoints = { grid = [12, 12, 12] }")),
+    }
 }
 
 impl Dos {
@@ -140,14 +187,20 @@ impl Dos {
             .map(|d| d.iter().map(|x| x / EV_PER_HARTREE).collect())
             .collect();
         let mut doc = json!({
-            "method": "gaussian",
-            "width_ev": self.width * EV_PER_HARTREE,
+            "method": match self.method {
+                DosMethod::Gaussian => "gaussian",
+                DosMethod::Tetrahedra => "tetrahedra (linear)",
+                DosMethod::TetrahedraOpt => "tetrahedra_opt (optimised, Kawamura et al.)",
+            },
             "kpoints_irreducible": self.kpoints,
             "energy_ev": ev,
             "dos_per_ev": per_ev,
             "integrated": self.integrated,
             "valid_up_to_ev": self.valid_up_to * EV_PER_HARTREE,
         });
+        if self.method == DosMethod::Gaussian {
+            doc["width_ev"] = json!(self.width * EV_PER_HARTREE);
+        }
         if let Some(f) = self.fermi_level {
             doc["fermi_level_ev"] = json!(f * EV_PER_HARTREE);
         }

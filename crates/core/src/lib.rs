@@ -46,6 +46,7 @@ pub mod stop;
 pub mod stress;
 pub mod symmetry;
 pub mod terms;
+pub mod tetrahedra;
 pub mod tuning;
 pub mod workflow;
 pub mod xc;

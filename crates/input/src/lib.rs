@@ -104,7 +104,8 @@
 //!
 //! [dos]                   # used by `planewave dos`; everything optional, defaults shown
 //! kpoints = { grid = [8, 8, 8] }  # as basis.kpoints; default: the SCF's grid doubled
-//! method = "gaussian"     # the only one so far (tetrahedra: not yet)
+//! method = "gaussian"     # gaussian | tetrahedra_opt (QE's optimised) | tetrahedra (linear);
+//!                         # tetrahedra need a grid of at least 2 points a side
 //! width = "0.01 Ry"       # Gaussian broadening s (energy, as ecut)
 //! step = "0.01 eV"        # energy step of the output
 //! nbands = 12             # default: the SCF's
@@ -154,7 +155,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use self::bands::{BandsSpec, PathPoints, PathVertex};
-pub use self::dos::DosSpec;
+pub use self::dos::{DosMethod, DosSpec};
 pub use self::error::InputError;
 pub use self::hybrid::{Hybrid, KernelSpec};
 pub use self::kpoints::Kpoints;

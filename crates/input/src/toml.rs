@@ -10,7 +10,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::bands::{BandsSpec, PathVertex};
-use crate::dos::DosSpec;
+use crate::dos::{DosMethod, DosSpec};
 use crate::hybrid::{hybrid_of, HybridTable};
 use crate::kpoints::{KpointTable, KpointsValue};
 use crate::named::{
@@ -175,10 +175,28 @@ struct DosTable {
 
 impl DosTable {
     fn read(self, doc: &Doc) -> Result<DosSpec, InputError> {
-        if let Some(m) = self.method.as_deref().map(str::trim) {
-            if !m.eq_ignore_ascii_case("gaussian") {
-                let msg = format!("DOS method `{m}` is not implemented (tetrahedra: not yet)");
-                return Err(doc.err("dos.method", msg, "use method = \"gaussian\" with a width"));
+        let method = match self
+            .method
+            .as_deref()
+            .map(|m| m.trim().to_ascii_lowercase())
+        {
+            None => DosMethod::Gaussian,
+            Some(m) => match m.replace('-', "_").as_str() {
+                "gaussian" => DosMethod::Gaussian,
+                "tetrahedra" | "tetrahedra_lin" => DosMethod::Tetrahedra,
+                "tetrahedra_opt" => DosMethod::TetrahedraOpt,
+                other => {
+                    let msg = format!("unknown DOS method `{other}`");
+                    let hint = "use \"gaussian\", \"tetrahedra_opt\" (QE's optimised tetrahedra) or \"tetrahedra\" (linear)";
+                    return Err(doc.err("dos.method", msg, hint));
+                }
+            },
+        };
+        let kpoints = self.kpoints.map(|k| k.0);
+        if method != DosMethod::Gaussian {
+            if let Some(k) = kpoints.as_ref().filter(|k| !matches!(k, crate::Kpoints::MonkhorstPack { grid, .. } if grid.iter().all(|&n| n >= 2))) {
+                let msg = format!("tetrahedra need a k-point grid of at least 2 points a side, got {k:?}");
+                return Err(doc.err("dos.kpoints", msg, "e.g. kpoints = { grid = [12, 12, 12] }"));
             }
         }
         let d = DosSpec::default();
@@ -192,7 +210,8 @@ impl DosTable {
             )),
         };
         Ok(DosSpec {
-            kpoints: self.kpoints.map(|k| k.0),
+            kpoints,
+            method,
             width: positive("dos.width", self.width, d.width)?,
             step: positive("dos.step", self.step, d.step)?,
             nbands: self
@@ -1111,11 +1130,23 @@ nbands = 2
         );
         assert_eq!((d.width, d.step, d.nbands), (0.01, 0.001, None));
         assert_eq!(p(SI_TOML).unwrap().dos, crate::DosSpec::default());
+        let t = p(&with(
+            "method = \"tetrahedra\"\nkpoints = { grid = [6, 6, 6] }",
+        ))
+        .unwrap();
+        assert_eq!(t.dos.method, crate::DosMethod::Tetrahedra);
+        let opt = p(&with(
+            "method = \"tetrahedra_opt\"\nkpoints = { grid = [6, 6, 6] }",
+        ))
+        .unwrap();
+        assert_eq!(opt.dos.method, crate::DosMethod::TetrahedraOpt);
         fails(
-            &with("method = \"tetrahedra\""),
+            &with("method = \"smearing\""),
             "dos.method",
-            "not implemented",
+            "unknown DOS method",
         );
+        let gamma = with("method = \"tetrahedra\"\nkpoints = \"gamma\"");
+        fails(&gamma, "dos.kpoints", "at least 2 points");
         fails(&with("width = -1"), "dos.width", "positive");
         fails(&with("widht = 1"), "dos.widht", "unknown key");
     }
