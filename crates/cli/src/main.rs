@@ -20,9 +20,9 @@ mod advise;
 mod band_plot;
 mod bands;
 mod bench_qe;
-mod cube_files;
 mod dos;
 mod dos_plot;
+mod grid_files;
 mod heap;
 mod launch;
 mod report;
@@ -766,11 +766,11 @@ fn run_scf(
         }
         return ExitCode::from(1);
     }
-    if s.spec.properties.cube {
-        match cube_files::write(&s, r, input, out) {
+    if !s.spec.output.density.is_empty() {
+        match grid_files::write(&s, r, input, out) {
             Ok(paths) if out.talks() => {
                 let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-                println!("density written to {} (Gaussian cube)", names.join(" and "));
+                println!("density written to {}", names.join(", "));
             }
             Ok(_) => {}
             Err(e) => return out.fail(&format!("error: {e}")),

@@ -108,13 +108,13 @@ fn the_density_cube_matches_quantum_espresso() {
     let dir = folder("cube");
     let text = std::fs::read_to_string(dir.join("si.toml")).unwrap();
     let text = text.replace("nbands = 8\n", "nbands = 8\nfft_grid = [32, 32, 32]\n")
-        + "\n[properties]\ncube = true\n";
+        + "\n[output]\ndensity = [\"cube\", \"xsf\", \"chgcar\"]\n";
     std::fs::write(dir.join("si.toml"), text).unwrap();
     let out = planewave(&dir, &["run", "si.toml"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(
-        stdout.contains("density written to si.density.cube (Gaussian cube)"),
+        stdout.contains("density written to si.density.cube, si.density.xsf, si.CHGCAR"),
         "{stdout}"
     );
     let cube = std::fs::read_to_string(dir.join("si.density.cube")).unwrap();

@@ -12,7 +12,6 @@ pub mod basis;
 pub mod checkpoint;
 pub mod converged;
 pub mod crystal;
-pub mod cube;
 pub mod density;
 pub mod dos;
 pub mod efficiency;
@@ -21,6 +20,7 @@ pub mod energies;
 pub mod exx;
 pub mod fixed_density;
 pub mod forces;
+pub mod grid_files;
 pub mod gvectors;
 pub mod hamiltonian;
 /// The input declaration (the `planewave-input` crate).

@@ -71,7 +71,12 @@
 //! [properties]            # what follows the SCF; defaults shown
 //! forces = true
 //! stress = true           # default false (and refused) for hybrids
-//! cube = false            # write <stem>.density.cube (Gaussian cube, e/bohr^3; VESTA, ASE)
+//!
+//! [output]                # files after a converged SCF; default: none
+//! density = ["cube"]      # cube | xsf | chgcar: <stem>.density.cube (bohr, electrons/bohr^3),
+//!                         # <stem>.density.xsf (angstrom, electrons/bohr^3), <stem>.CHGCAR
+//!                         # (VASP: density x cell volume); with collinear spin also the spin
+//!                         # density (<stem>.spin.cube / .xsf; CHGCAR: its second block)
 //!
 //! [hybrid]                # optional, only with functional = "pbe0" | "hse"; QE's defaults
 //! exx_fraction = 0.25     # the exact-exchange fraction (QE exx_fraction)
@@ -113,8 +118,8 @@
 //!
 //! Unknown keys anywhere are errors (with a "did you mean" suggestion).
 //! Tables `[structure]`, `[species.*]` and `[basis]` (with `ecut` and `kpoints`) are
-//! required; `[model]`, `[scf]`, `[properties]`, `[relax]`, `[parallel]`, `[hybrid]` and `[bands]`
-//! are optional.
+//! required; `[model]`, `[scf]`, `[properties]`, `[relax]`, `[parallel]`, `[hybrid]`, `[bands]`,
+//! `[dos]` and `[output]` are optional.
 //!
 //! # Quantum ESPRESSO `pw.x` format
 //!
@@ -212,6 +217,8 @@ pub struct RunSpec {
     pub bands: Option<BandsSpec>,
     /// The density of states of `planewave dos` (TOML `[dos]`; defaults without it).
     pub dos: DosSpec,
+    /// Files written after the SCF (TOML `[output]`).
+    pub output: OutputSpec,
     /// Where the input wrote things, so that later stages (set-up) can point at
     /// the key and line in the user's own format.
     pub origin: Origin,
@@ -353,9 +360,24 @@ pub struct Properties {
     /// Stress tensor (default true for TOML; QE: `tstress`, default false as in pw.x, and
     /// always on for `vc-relax`).
     pub stress: bool,
-    /// Write the converged density as a Gaussian cube file, `<stem>.density.cube` (and the
-    /// spin density, `<stem>.spin.cube`, with collinear spin); default false.
-    pub cube: bool,
+}
+
+/// A file format for fields on the FFT grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GridFormat {
+    /// Gaussian cube (bohr; VESTA, Ovito, ASE, VMD, QE pp.x `output_format = 6`).
+    Cube,
+    /// XCrySDen XSF (Å; VESTA, Ovito, ASE, XCrySDen, QE pp.x `output_format = 5`).
+    Xsf,
+    /// VASP CHGCAR (Å, the density times the cell volume; pymatgen, VESTA, Bader tools).
+    Chgcar,
+}
+
+/// Files written after a converged SCF (TOML `[output]`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OutputSpec {
+    /// The formats of the valence density (and, with collinear spin, the spin density).
+    pub density: Vec<GridFormat>,
 }
 
 impl Default for Properties {
@@ -363,7 +385,6 @@ impl Default for Properties {
         Properties {
             forces: true,
             stress: true,
-            cube: false,
         }
     }
 }

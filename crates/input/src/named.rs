@@ -13,7 +13,7 @@ use serde::de::{self, Deserialize, Deserializer, Visitor};
 
 use crate::error::did_you_mean;
 use crate::units::{parse_energy, LengthUnit};
-use crate::{BandStart, RelaxAlgorithm, Smearing};
+use crate::{BandStart, GridFormat, RelaxAlgorithm, Smearing};
 
 /// Separates a message from its hint inside a serde error string.
 const HINT_MARK: char = '\u{1f}';
@@ -274,6 +274,16 @@ impl Named for BandConsecutive {
         ("band-consecutive", BandConsecutive(true)),
     ];
     const SUPPORTED: &'static str = "use \"g\" (VASP's order) or \"band\" (CASTEP's)";
+}
+
+impl Named for GridFormat {
+    const WHAT: &'static str = "file format";
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("cube", GridFormat::Cube),
+        ("xsf", GridFormat::Xsf),
+        ("chgcar", GridFormat::Chgcar),
+    ];
+    const SUPPORTED: &'static str = "use \"cube\", \"xsf\" or \"chgcar\"";
 }
 
 #[cfg(test)]

@@ -635,7 +635,6 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
     let mut properties = Properties {
         forces: true,
         stress: relax.cell,
-        cube: false,
     };
     if let Some(e) = get("tprnfor") {
         properties.forces = v.bool(e)? || relax.requested;
@@ -1409,6 +1408,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         parallel: Default::default(),
         bands: None,
         dos: Default::default(),
+        output: Default::default(),
         origin: lines.origin(InputFormat::QuantumEspresso),
     };
     validate(&spec, &QE_KEYS, &lines)?;

@@ -21,9 +21,9 @@ use crate::toml_lines::{key_lines, KeyLines};
 use crate::units::LengthUnit;
 use crate::validate::{cart_to_frac, is_singular, validate, Lines, TOML_KEYS};
 use crate::{
-    base_dir, stem, AtomSpec, BandStart, InputError, InputFormat, MixingSpec, ParallelSpec,
-    Properties, RelaxAlgorithm, RelaxSpec, RunSpec, ScfSpec, Smearing, SpeciesSpec, Spin,
-    GPA_IN_HA_PER_BOHR3,
+    base_dir, stem, AtomSpec, BandStart, GridFormat, InputError, InputFormat, MixingSpec,
+    OutputSpec, ParallelSpec, Properties, RelaxAlgorithm, RelaxSpec, RunSpec, ScfSpec, Smearing,
+    SpeciesSpec, Spin, GPA_IN_HA_PER_BOHR3,
 };
 
 // ---------------------------------------------------------------- schema
@@ -48,6 +48,15 @@ struct Input {
     hybrid: Option<HybridTable>,
     bands: Option<BandsTable>,
     dos: Option<DosTable>,
+    #[serde(default)]
+    output: OutputTable,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct OutputTable {
+    #[serde(default)]
+    density: Vec<Pick<GridFormat>>,
 }
 
 #[derive(Deserialize)]
@@ -122,7 +131,6 @@ struct Mixing {
 struct PropertiesTable {
     forces: Option<bool>,
     stress: Option<bool>,
-    cube: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -241,6 +249,7 @@ fn schema() -> Vec<(&'static str, &'static [&'static str])> {
         ("[bands]", fields_of::<BandsTable>()),
         ("an entry of bands.path", fields_of::<PathVertex>()),
         ("[dos]", fields_of::<DosTable>()),
+        ("[output]", fields_of::<OutputTable>()),
     ]
 }
 
@@ -344,6 +353,9 @@ impl Input {
             hybrid,
             bands: self.bands.map(|b| b.read(doc)).transpose()?,
             dos: self.dos.map_or(Ok(DosSpec::default()), |d| d.read(doc))?,
+            output: OutputSpec {
+                density: self.output.density.iter().map(|f| f.0).collect(),
+            },
             origin: lines.origin(InputFormat::Toml),
         };
         validate(&spec, &TOML_KEYS, &lines)?;
@@ -671,12 +683,7 @@ fn properties(
             "remove stress = true from [properties]",
         ));
     }
-    let cube = table.and_then(|p| p.cube).unwrap_or(false);
-    Ok(Properties {
-        forces,
-        stress,
-        cube,
-    })
+    Ok(Properties { forces, stress })
 }
 
 impl Relax {
@@ -1149,6 +1156,30 @@ nbands = 2
         fails(&gamma, "dos.kpoints", "at least 2 points");
         fails(&with("width = -1"), "dos.width", "positive");
         fails(&with("widht = 1"), "dos.widht", "unknown key");
+    }
+
+    #[test]
+    fn output_table_is_read_and_checked() {
+        let with = |t: &str| format!("{SI_TOML}\n[output]\n{t}\n");
+        let o = p(&with("density = [\"cube\", \"XSF\", \"chgcar\"]"))
+            .unwrap()
+            .output;
+        assert_eq!(
+            o.density,
+            [GridFormat::Cube, GridFormat::Xsf, GridFormat::Chgcar]
+        );
+        assert!(p(SI_TOML).unwrap().output.density.is_empty());
+        let e = fails(
+            &with("density = [\"cub\"]"),
+            "output.density",
+            "unknown file format `cub`",
+        );
+        assert_eq!(e.hint.as_deref(), Some("did you mean `cube`?"));
+        fails(
+            &with("potential = [\"cube\"]"),
+            "output.potential",
+            "unknown key",
+        );
     }
 
     #[test]
