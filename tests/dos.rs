@@ -15,15 +15,11 @@ fn data(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-#[test]
-fn si2_gaussian_dos_matches_quantum_espresso() {
-    let text = std::fs::read_to_string(data("post/si2_lda_gth/dos_gauss.json")).unwrap();
-    let qe: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let energies_ev: Vec<f64> = serde_json::from_value(qe["energy_ev"].clone()).unwrap();
-    let want: Vec<Vec<f64>> = serde_json::from_value(qe["dos_per_ev_fullprec"].clone()).unwrap();
-    let valid = qe["valid_up_to_ev"].as_f64().unwrap();
-
+/// The converged SCF of the reference case, its [dos] as QE's runs (12x12x12, 12 bands, a
+/// 0.01 Ry Gaussian) by `method`.
+fn si2_scf(method: input::DosMethod) -> (setup::Setup, workflow::Calculation) {
     let mut spec = input::load(&data("qe/si2_lda_gth/pw.in")).unwrap();
+    spec.dos.method = method;
     spec.dos.width = 0.005;
     spec.dos.nbands = Some(12);
     spec.dos.kpoints = Some(Kpoints::MonkhorstPack {
@@ -32,6 +28,18 @@ fn si2_gaussian_dos_matches_quantum_espresso() {
     });
     let s = setup::build(spec).unwrap();
     let c = workflow::run(&s, None, |_: &IterationInfo| {}).unwrap();
+    (s, c)
+}
+
+#[test]
+fn si2_gaussian_dos_matches_quantum_espresso() {
+    let text = std::fs::read_to_string(data("post/si2_lda_gth/dos_gauss.json")).unwrap();
+    let qe: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let energies_ev: Vec<f64> = serde_json::from_value(qe["energy_ev"].clone()).unwrap();
+    let want: Vec<Vec<f64>> = serde_json::from_value(qe["dos_per_ev_fullprec"].clone()).unwrap();
+    let valid = qe["valid_up_to_ev"].as_f64().unwrap();
+
+    let (s, c) = si2_scf(input::DosMethod::Gaussian);
     let grid = s.spec.dos.kpoints.clone().unwrap();
     let (at, r) = fixed_density::run(&s, &c.scf, grid, true, Some(12)).unwrap();
     assert!(r.converged);
@@ -78,15 +86,7 @@ fn si2_optimised_tetrahedron_dos_matches_quantum_espresso() {
     let qe_d: Vec<Vec<f64>> = serde_json::from_value(qe["dos_per_ev"].clone()).unwrap();
     let valid = qe["valid_up_to_ev"].as_f64().unwrap();
 
-    let mut spec = input::load(&data("qe/si2_lda_gth/pw.in")).unwrap();
-    spec.dos.method = input::DosMethod::TetrahedraOpt;
-    spec.dos.nbands = Some(12);
-    spec.dos.kpoints = Some(Kpoints::MonkhorstPack {
-        grid: [12; 3],
-        shift: [false; 3],
-    });
-    let s = setup::build(spec).unwrap();
-    let c = workflow::run(&s, None, |_: &IterationInfo| {}).unwrap();
+    let (s, c) = si2_scf(input::DosMethod::TetrahedraOpt);
     let d = dos::compute(&s, &c.scf).unwrap();
     assert_eq!(d.kpoints, 72);
     // The optimised tetrahedra, each code on its own energies: the L1 distance of D over the
