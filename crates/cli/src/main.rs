@@ -407,7 +407,8 @@ fn main() -> ExitCode {
         }
     }
     let cli = Cli::parse();
-    // Commands other than run/relax are serial: under a launcher, rank 0 alone does them.
+    // Commands other than run/relax/bands/dos are serial: under a launcher, rank 0 alone does
+    // them.
     let serial_elsewhere = launch.as_ref().is_some_and(|l| l.rank.unwrap_or(0) != 0);
     match cli.command {
         Command::Run(args) => calculation(args, Mode::Scf),
@@ -520,7 +521,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// `run` (a relaxation when the input asks for one) or `relax` on the ranks of the launch.
 /// What a calculation command does after the set-up.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -534,6 +534,8 @@ enum Mode {
     Dos,
 }
 
+/// `run` (a relaxation when the input asks for one), `relax`, `bands` or `dos` on the ranks of
+/// the launch.
 fn calculation(args: CalcArgs, mode: Mode) -> ExitCode {
     let CalcArgs {
         input,
