@@ -1,5 +1,5 @@
 //! Densities of states: eigenvalues on a k-point grid with a converged SCF's density held fixed
-//! (QE's `nscf` + `dos.x`), broadened by Gaussians.
+//! (QE's `nscf` + `dos.x`), broadened by Gaussians or integrated by tetrahedra.
 //!
 //! Contract: [`compute`] solves the grid of the input's `[dos]` (default: the SCF's grid
 //! doubled), reduced by the crystal's symmetry, through [`fixed_density::run`]; by tetrahedra
