@@ -1156,6 +1156,11 @@ nbands = 2
         fails(&gamma, "dos.kpoints", "at least 2 points");
         fails(&with("width = -1"), "dos.width", "positive");
         fails(&with("widht = 1"), "dos.widht", "unknown key");
+        fails(
+            &with("kpoints = { gird = [8, 8, 8] }"),
+            "dos.kpoints.gird",
+            "in dos.kpoints",
+        );
     }
 
     #[test]

@@ -165,10 +165,12 @@ fn table_of(schema: &Schema, expected: &[String], text: &str, line: Option<usize
         )
 }
 
-/// `[species.*]` made `[species.Si]` from the header above `line`.
+/// `[species.*]` made `[species.Si]`, and `basis.kpoints` made `dos.kpoints` under `[dos]`,
+/// from the header above `line`.
 fn specific(table: &str, text: &str, line: Option<usize>) -> String {
     match header_before(text, line) {
         Some(h) if table == "[species.*]" && h.starts_with("[species.") => h,
+        Some(h) if table == "basis.kpoints" && h == "[dos]" => "dos.kpoints".to_string(),
         _ => table.to_string(),
     }
 }
