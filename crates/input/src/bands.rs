@@ -5,11 +5,13 @@
 //! coordinates, each with the number of points from it to the next one (QE's crystal_b
 //! weight; the last vertex's is not used). [`BandsSpec::kpoints`] spreads them the way pw.x
 //! does: `points` equal steps from each vertex, then the last vertex itself. A segment of one
-//! point is a jump (QE's `U|K`): it adds no length to the path.
+//! point is a jump (QE's `U|K`): it adds no length to the path. The TOML table is read here.
 
 use serde::Deserialize;
 
 use crate::named::Refusal;
+use crate::toml::Doc;
+use crate::InputError;
 
 /// One vertex of the path.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -100,6 +102,24 @@ impl BandsSpec {
             }
         }
         out
+    }
+}
+
+/// The TOML `[bands]` table.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BandsTable {
+    path: Vec<PathVertex>,
+    nbands: Option<i64>,
+}
+
+impl BandsTable {
+    pub(crate) fn read(self, doc: &Doc) -> Result<BandsSpec, InputError> {
+        let nbands = self
+            .nbands
+            .map(|n| doc.count("bands.nbands", n))
+            .transpose()?;
+        BandsSpec::checked(self.path, nbands).map_err(|r| doc.err("bands.path", r.message, r.hint))
     }
 }
 

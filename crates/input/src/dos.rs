@@ -2,10 +2,15 @@
 //!
 //! Contract: the k-points of the non-self-consistent step (a denser grid than the SCF's,
 //! reduced by the crystal's symmetry), the method, the Gaussian width (unused by tetrahedra)
-//! and the energy step, in Ha.
+//! and the energy step, in Ha. The TOML table is read here.
 
+use serde::Deserialize;
+
+use crate::kpoints::KpointsValue;
+use crate::named::Energy;
+use crate::toml::Doc;
 use crate::units::{EV_PER_HARTREE, HARTREE_PER_RYDBERG};
-use crate::Kpoints;
+use crate::{InputError, Kpoints};
 
 /// How the k-point sum becomes a density of states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -45,5 +50,65 @@ impl Default for DosSpec {
             step: 0.01 / EV_PER_HARTREE,
             nbands: None,
         }
+    }
+}
+
+/// The TOML `[dos]` table.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DosTable {
+    kpoints: Option<KpointsValue>,
+    method: Option<String>,
+    width: Option<Energy>,
+    step: Option<Energy>,
+    nbands: Option<i64>,
+}
+
+impl DosTable {
+    pub(crate) fn read(self, doc: &Doc) -> Result<DosSpec, InputError> {
+        let method = match self
+            .method
+            .as_deref()
+            .map(|m| m.trim().to_ascii_lowercase())
+        {
+            None => DosMethod::Gaussian,
+            Some(m) => match m.replace('-', "_").as_str() {
+                "gaussian" => DosMethod::Gaussian,
+                "tetrahedra" | "tetrahedra_lin" => DosMethod::Tetrahedra,
+                "tetrahedra_opt" => DosMethod::TetrahedraOpt,
+                other => {
+                    let msg = format!("unknown DOS method `{other}`");
+                    let hint = "use \"gaussian\", \"tetrahedra_opt\" (QE's optimised tetrahedra) or \"tetrahedra\" (linear)";
+                    return Err(doc.err("dos.method", msg, hint));
+                }
+            },
+        };
+        let kpoints = self.kpoints.map(|k| k.0);
+        if method != DosMethod::Gaussian {
+            if let Some(k) = kpoints.as_ref().filter(|k| !matches!(k, Kpoints::MonkhorstPack { grid, .. } if grid.iter().all(|&n| n >= 2))) {
+                let msg = format!("tetrahedra need a k-point grid of at least 2 points a side, got {k:?}");
+                return Err(doc.err("dos.kpoints", msg, "e.g. kpoints = { grid = [12, 12, 12] }"));
+            }
+        }
+        let d = DosSpec::default();
+        let positive = |key: &str, e: Option<Energy>, default: f64| match e {
+            None => Ok(default),
+            Some(Energy(x)) if x > 0.0 && x.is_finite() => Ok(x),
+            Some(Energy(x)) => Err(doc.err(
+                key,
+                format!("must be positive, got {x} Ha"),
+                "e.g. \"0.01 Ry\"",
+            )),
+        };
+        Ok(DosSpec {
+            kpoints,
+            method,
+            width: positive("dos.width", self.width, d.width)?,
+            step: positive("dos.step", self.step, d.step)?,
+            nbands: self
+                .nbands
+                .map(|n| doc.count("dos.nbands", n))
+                .transpose()?,
+        })
     }
 }

@@ -9,8 +9,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::bands::{BandsSpec, PathVertex};
-use crate::dos::{DosMethod, DosSpec};
+use crate::bands::{BandsTable, PathVertex};
+use crate::dos::{DosSpec, DosTable};
 use crate::hybrid::{hybrid_of, HybridTable};
 use crate::kpoints::{KpointTable, KpointsValue};
 use crate::named::{
@@ -154,82 +154,6 @@ struct Parallel {
     kpoint_sum: Option<String>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BandsTable {
-    path: Vec<PathVertex>,
-    nbands: Option<i64>,
-}
-
-impl BandsTable {
-    fn read(self, doc: &Doc) -> Result<BandsSpec, InputError> {
-        let nbands = self
-            .nbands
-            .map(|n| doc.count("bands.nbands", n))
-            .transpose()?;
-        BandsSpec::checked(self.path, nbands).map_err(|r| doc.err("bands.path", r.message, r.hint))
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DosTable {
-    kpoints: Option<KpointsValue>,
-    method: Option<String>,
-    width: Option<Energy>,
-    step: Option<Energy>,
-    nbands: Option<i64>,
-}
-
-impl DosTable {
-    fn read(self, doc: &Doc) -> Result<DosSpec, InputError> {
-        let method = match self
-            .method
-            .as_deref()
-            .map(|m| m.trim().to_ascii_lowercase())
-        {
-            None => DosMethod::Gaussian,
-            Some(m) => match m.replace('-', "_").as_str() {
-                "gaussian" => DosMethod::Gaussian,
-                "tetrahedra" | "tetrahedra_lin" => DosMethod::Tetrahedra,
-                "tetrahedra_opt" => DosMethod::TetrahedraOpt,
-                other => {
-                    let msg = format!("unknown DOS method `{other}`");
-                    let hint = "use \"gaussian\", \"tetrahedra_opt\" (QE's optimised tetrahedra) or \"tetrahedra\" (linear)";
-                    return Err(doc.err("dos.method", msg, hint));
-                }
-            },
-        };
-        let kpoints = self.kpoints.map(|k| k.0);
-        if method != DosMethod::Gaussian {
-            if let Some(k) = kpoints.as_ref().filter(|k| !matches!(k, crate::Kpoints::MonkhorstPack { grid, .. } if grid.iter().all(|&n| n >= 2))) {
-                let msg = format!("tetrahedra need a k-point grid of at least 2 points a side, got {k:?}");
-                return Err(doc.err("dos.kpoints", msg, "e.g. kpoints = { grid = [12, 12, 12] }"));
-            }
-        }
-        let d = DosSpec::default();
-        let positive = |key: &str, e: Option<Energy>, default: f64| match e {
-            None => Ok(default),
-            Some(Energy(x)) if x > 0.0 && x.is_finite() => Ok(x),
-            Some(Energy(x)) => Err(doc.err(
-                key,
-                format!("must be positive, got {x} Ha"),
-                "e.g. \"0.01 Ry\"",
-            )),
-        };
-        Ok(DosSpec {
-            kpoints,
-            method,
-            width: positive("dos.width", self.width, d.width)?,
-            step: positive("dos.step", self.step, d.step)?,
-            nbands: self
-                .nbands
-                .map(|n| doc.count("dos.nbands", n))
-                .transpose()?,
-        })
-    }
-}
-
 /// Every table as the user knows it, with its keys from the structs above.
 fn schema() -> Vec<(&'static str, &'static [&'static str])> {
     vec![
@@ -291,7 +215,7 @@ impl Doc<'_> {
     }
 
     /// `v` as a count, at `key`.
-    fn count(&self, key: &str, v: i64) -> Result<usize, InputError> {
+    pub(crate) fn count(&self, key: &str, v: i64) -> Result<usize, InputError> {
         usize::try_from(v).map_err(|_| {
             self.err(
                 key,
