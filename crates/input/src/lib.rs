@@ -149,6 +149,7 @@ mod named;
 mod poscar;
 mod qe;
 mod qe_lattice;
+mod qe_syntax;
 mod smearing;
 mod toml;
 mod toml_errors;
