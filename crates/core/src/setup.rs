@@ -65,6 +65,10 @@ pub fn build_on(spec: RunSpec, world: Arc<dyn Communicator>) -> Result<Setup, In
 
 /// As [`build_on`], keeping `previous`'s deal of the (spin, k) blocks to k-point groups when it
 /// has the same shape (a relaxation keeps each block on the group that holds its bands).
+///
+/// The steps: the species (read on every rank, errors agreed), the crystal, the electrons and
+/// bands, the symmetry and k-points, the model; then the plan from the problem's sizes (FFT
+/// grid, layout, memory), and only then the basis, built on that layout.
 pub fn build_following(
     spec: RunSpec,
     world: Arc<dyn Communicator>,
@@ -72,67 +76,26 @@ pub fn build_following(
 ) -> Result<Setup, InputError> {
     let mut warnings = Vec::new();
     let mut notes = Vec::new();
-    let names = spec.key_names();
-    let species = agree_on(
-        world.as_ref(),
-        read_species(&spec, world.rank(), &mut warnings),
-    )
-    .map_err(|e| {
-        let mut error = e.error;
-        if e.failed < world.size() {
-            error.message = format!(
-                "{} (on rank {} of {}; the others read it: is the file on every node?)",
-                error.message,
-                e.rank,
-                world.size()
-            );
-        }
-        error
-    })?;
-    let index_of = |sym: &str| species.iter().position(|s| s.symbol == sym);
-    let mut atoms = Vec::new();
-    for a in &spec.atoms {
-        let Some(i) = index_of(&a.species) else {
-            return Err(err(
-                &spec,
-                names.atoms,
-                format!("atom species {} has no pseudopotential", a.species),
-                format!(
-                    "give species {} a pseudopotential in {}",
-                    a.species, names.species
-                ),
-            ));
-        };
-        atoms.push(Atom {
-            species: i,
-            frac: a.frac,
-        });
-    }
-    let crystal = Crystal::new(spec.lattice, atoms)
-        .map_err(|m| err(&spec, names.lattice, m, "check the lattice vectors"))?;
+    let species = species_on(&spec, world.as_ref(), &mut warnings)?;
+    let crystal = crystal_of(&spec, &species)?;
     let functional = Functional::from_name(&spec.functional).ok_or_else(|| {
+        let msg = format!("unknown functional {}", spec.functional);
         err(
             &spec,
-            names.functional,
-            format!("unknown functional {}", spec.functional),
+            spec.key_names().functional,
+            msg,
             "use lda_pz, lda_pw, lda_vwn or pbe",
         )
     })?;
-    let zsum: f64 = crystal
-        .atoms
-        .iter()
+    let zsum: f64 = (crystal.atoms.iter())
         .map(|a| species[a.species].pseudo.z_valence)
         .sum();
     let n_electrons = zsum - spec.charge;
     if n_electrons <= 0.0 {
-        return Err(err(
-            &spec,
-            names.charge,
-            format!("the cell has {n_electrons} electrons"),
-            "the net charge must leave at least one electron",
-        ));
+        let msg = format!("the cell has {n_electrons} electrons");
+        let hint = "the net charge must leave at least one electron";
+        return Err(err(&spec, spec.key_names().charge, msg, hint));
     }
-    let smearing = spec.smearing;
     let (spin, starting_magnetization) = match &spec.spin {
         Spin::None => (SpinMode::None, vec![0.0; crystal.atoms.len()]),
         Spin::Collinear {
@@ -145,148 +108,23 @@ pub fn build_following(
             starting_magnetization.clone(),
         ),
     };
-    // Electron-count checks for integer occupations.
-    let occupied: f64 = match (&spin, smearing) {
-        (SpinMode::None, Smearing::None) => {
-            if (n_electrons / 2.0 - (n_electrons / 2.0).round()).abs() > 1e-8 {
-                let hint = match spec.origin.format {
-                    InputFormat::Toml => "set a smearing in [model] (e.g. smearing = \"gaussian\", smearing_width = 0.01), or spin = \"collinear\" with total_magnetization = 1",
-                    InputFormat::QuantumEspresso => "set occupations = 'smearing' with degauss, or nspin = 2 with tot_magnetization",
-                };
-                return Err(err(
-                    &spec,
-                    names.smearing,
-                    format!("an odd number of electrons ({n_electrons}) cannot fill doubly occupied bands without smearing"),
-                    hint,
-                ));
-            }
-            n_electrons / 2.0
-        }
-        (
-            SpinMode::Collinear {
-                total_magnetization: Some(m),
-            },
-            _,
-        ) => {
-            let up = (n_electrons + m) / 2.0;
-            let dn = (n_electrons - m) / 2.0;
-            if dn < -1e-8 {
-                return Err(err(
-                    &spec,
-                    names.total_magnetization,
-                    format!(
-                        "a moment of {m} needs more than the {n_electrons} electrons of the cell"
-                    ),
-                    "lower total_magnetization",
-                ));
-            }
-            if smearing == Smearing::None
-                && ((up - up.round()).abs() > 1e-8 || (dn - dn.round()).abs() > 1e-8)
-            {
-                return Err(err(&spec, names.total_magnetization, format!("{n_electrons} electrons with moment {m} give fractional spin-channel occupations"), "choose a moment with the parity of the electron count, or use smearing"));
-            }
-            up.max(dn)
-        }
-        (
-            SpinMode::Collinear {
-                total_magnetization: None,
-            },
-            Smearing::None,
-        ) => {
-            return Err(err(
-                &spec,
-                names.spin,
-                "collinear spin without smearing needs a fixed total magnetization",
-                "set total_magnetization, or a smearing to let the moment relax",
-            ));
-        }
-        _ => n_electrons / 2.0,
-    };
-    let nbands = match spec.nbands {
-        Some(n) => n,
-        None => {
-            if smearing == Smearing::None {
-                occupied.ceil() as usize
-            } else {
-                let half = n_electrons / 2.0;
-                ((1.2 * half).round() as usize).max(half.round() as usize + 4)
-            }
-        }
-    };
-    // Bands per spin channel: all occupied ones, plus at least one more with smearing.
-    let needed = occupied.ceil() as usize + usize::from(smearing != Smearing::None);
-    if nbands < needed {
-        return Err(err(
-            &spec,
-            names.nbands,
-            format!(
-                "{nbands} bands cannot hold {n_electrons} electrons ({needed} needed{})",
-                if smearing == Smearing::None {
-                    ""
-                } else {
-                    ", one more than occupied for smearing"
-                }
-            ),
-            format!("use at least {needed} bands, or leave it out to let planewave choose"),
-        ));
-    }
-    // Symmetry and k-points.
-    let kfull: Vec<[f64; 3]>;
-    let mut kpoints: Vec<([f64; 3], f64)>;
-    let mut symmetries = vec![SymOp::identity()];
-    // An explicit list is taken as irreducible points (pw.x's reading): the density, forces
-    // and stress are symmetrised with the crystal's operations, the weights normalised.
-    if spec.use_symmetry {
-        let types: Vec<usize> = crystal
-            .atoms
-            .iter()
-            .zip(&starting_magnetization)
-            .map(|(a, m)| a.species * 1000 + ((m * 100.0).round() as i64 + 500) as usize)
-            .collect();
-        let frac: Vec<[f64; 3]> = crystal.atoms.iter().map(|a| a.frac).collect();
-        match find_symmetries(&crystal.lattice, &frac, &types, 1e-5) {
-            Ok(ops) => symmetries = ops,
-            Err(e) => warnings.push(format!(
-                "symmetry search failed ({e}); running without symmetry"
-            )),
-        }
-    }
-    match &spec.kpoints {
-        Kpoints::Gamma => {
-            kfull = vec![[0.0; 3]];
-            kpoints = vec![([0.0; 3], 1.0)];
-        }
-        Kpoints::MonkhorstPack { grid, shift } => {
-            kfull = monkhorst_pack(*grid, *shift);
-            let set = reduce_kpoints(&kfull, &symmetries, true);
-            kpoints = set.kpoints.into_iter().zip(set.weights).collect();
-        }
-        Kpoints::Explicit(list) => {
-            kfull = list.iter().map(|p| p.0).collect();
-            kpoints = list.clone();
-            notes.push(if symmetries.len() > 1 {
-                format!(
-                    "the {} listed k-points are taken as irreducible points: the density, forces and stress are symmetrised with the crystal's {} operations and the weights normalised to 1, as pw.x does (symmetry = false / nosym = .true. uses the list as it is)",
-                    list.len(),
-                    symmetries.len()
-                )
-            } else {
-                format!(
-                    "the {} listed k-points are used as they are (weights normalised to 1; no symmetrisation)",
-                    list.len()
-                )
-            });
-        }
-    }
-    let wsum: f64 = kpoints.iter().map(|k| k.1).sum();
-    for k in &mut kpoints {
-        k.1 /= wsum;
-    }
+    let nbands = band_count(&spec, &spin, n_electrons)?;
+    let Sampling {
+        symmetries,
+        nk_full,
+        kpoints,
+    } = kpoints_by_symmetry(
+        &spec,
+        &crystal,
+        &starting_magnetization,
+        &mut warnings,
+        &mut notes,
+    );
     let model = Model {
         crystal,
         species,
         functional,
-        smearing,
+        smearing: spec.smearing,
         spin,
         starting_magnetization,
         n_electrons,
@@ -294,64 +132,8 @@ pub fn build_following(
         hybrid: spec.hybrid,
     };
     check_q_grid(&spec, &model, &kpoints)?;
-    let nspin = model.nspin();
-    let grid = fft_grid(&spec, &model)?;
-    let layout = parallel_layout(
-        &spec,
-        world.size(),
-        ProblemSize {
-            kpoints: kpoints.len() * nspin,
-            bands: nbands,
-            fft_planes: grid.dims[2],
-        },
-    )?;
-    let blocks_per_group = (kpoints.len() * nspin).div_ceil(layout.kpoint_groups);
-    let eigensolver = Eigensolver::from_name(&spec.scf.eigensolver, spec.scf.davidson_dim)
-        .ok_or_else(|| {
-            err(
-                &spec,
-                "scf.eigensolver",
-                format!("unknown eigensolver \"{}\"", spec.scf.eigensolver),
-                "use \"davidson\" or \"lobpcg\"",
-            )
-        })?;
-    let memory = memory_parts(
-        &model,
-        spec.ecut,
-        (blocks_per_group, kpoints.len() * nspin),
-        nbands,
-        (layout.band_groups, layout.gvector_groups),
-        matches!(spec.kpoints, Kpoints::Gamma),
-        eigensolver,
-    );
-    let mpi_share = if world.backend() == "mpi" {
-        MPI_LIBRARY_SHARE
-    } else {
-        0.0
-    };
-    let memory_estimate = mpi_share + memory.total();
-    let fits = check_memory(&spec, &memory, mpi_share, available_memory());
-    agree_on(world.as_ref(), fits).map_err(|e| e.error)?;
-    let mut basis = if matches!(spec.kpoints, Kpoints::Gamma) {
-        Basis::with_grid(&model, spec.ecut, &[([0.0; 3], 1.0)], grid, true)
-    } else {
-        Basis::with_grid(&model, spec.ecut, &kpoints, grid, false)
-    };
-    let mut par = distribute(&spec, world, layout, &basis, nspin, nbands)?;
-    if let Some(prev) = previous {
-        par.keep_deal_of(prev);
-    }
-    let options = transform_options(&spec, &par, &basis)?;
-    basis
-        .distribute(&model.crystal, par, nspin, &options)
-        .map_err(|e| {
-            err(
-                &spec,
-                "parallel",
-                e,
-                "run with fewer ranks per k-point group",
-            )
-        })?;
+    let plan = Plan::make(&spec, world.as_ref(), &model, kpoints.len(), nbands)?;
+    let basis = plan.basis(&spec, world, &model, &kpoints, previous)?;
     let params = ScfParams {
         nbands,
         energy_tolerance: spec.scf.energy_tolerance,
@@ -365,21 +147,322 @@ pub fn build_following(
         }),
         seed: spec.scf.seed,
         start: spec.scf.start,
-        eigensolver,
+        eigensolver: plan.eigensolver,
         checkpoint: None,
         stop: None,
     };
     Ok(Setup {
-        nk_full: kfull.len(),
+        nk_full,
         spec,
         model,
         basis,
         params,
-        memory_estimate,
-        memory_parts: memory,
+        memory_estimate: plan.memory_estimate,
+        memory_parts: plan.memory,
         warnings,
         notes,
     })
+}
+
+/// Every species' pseudopotential, read on every rank; one rank's failure is every rank's
+/// error, and says so when the others could read the file.
+fn species_on(
+    spec: &RunSpec,
+    world: &dyn Communicator,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Species>, InputError> {
+    agree_on(world, read_species(spec, world.rank(), warnings)).map_err(|e| {
+        let mut error = e.error;
+        if e.failed < world.size() {
+            error.message = format!(
+                "{} (on rank {} of {}; the others read it: is the file on every node?)",
+                error.message,
+                e.rank,
+                world.size()
+            );
+        }
+        error
+    })
+}
+
+/// The crystal of `spec`, its atoms pointing at `species`.
+fn crystal_of(spec: &RunSpec, species: &[Species]) -> Result<Crystal, InputError> {
+    let names = spec.key_names();
+    let mut atoms = Vec::new();
+    for a in &spec.atoms {
+        let Some(i) = species.iter().position(|s| s.symbol == a.species) else {
+            let msg = format!("atom species {} has no pseudopotential", a.species);
+            let hint = format!(
+                "give species {} a pseudopotential in {}",
+                a.species, names.species
+            );
+            return Err(err(spec, names.atoms, msg, hint));
+        };
+        atoms.push(Atom {
+            species: i,
+            frac: a.frac,
+        });
+    }
+    Crystal::new(spec.lattice, atoms)
+        .map_err(|m| err(spec, names.lattice, m, "check the lattice vectors"))
+}
+
+/// The bands per k-point and spin: the input's, checked to hold the electrons, or all the
+/// occupied ones (20% and at least 4 more with smearing).
+fn band_count(spec: &RunSpec, spin: &SpinMode, n_electrons: f64) -> Result<usize, InputError> {
+    let smearing = spec.smearing;
+    let occupied = occupied_per_channel(spec, spin, n_electrons)?;
+    let nbands = spec.nbands.unwrap_or_else(|| {
+        if smearing == Smearing::None {
+            occupied.ceil() as usize
+        } else {
+            let half = n_electrons / 2.0;
+            ((1.2 * half).round() as usize).max(half.round() as usize + 4)
+        }
+    });
+    // Bands per spin channel: all occupied ones, plus at least one more with smearing.
+    let needed = occupied.ceil() as usize + usize::from(smearing != Smearing::None);
+    if nbands < needed {
+        let more = if smearing == Smearing::None {
+            ""
+        } else {
+            ", one more than occupied for smearing"
+        };
+        let msg =
+            format!("{nbands} bands cannot hold {n_electrons} electrons ({needed} needed{more})");
+        let hint = format!("use at least {needed} bands, or leave it out to let planewave choose");
+        return Err(err(spec, spec.key_names().nbands, msg, hint));
+    }
+    Ok(nbands)
+}
+
+/// Electrons in the fuller spin channel (half of them without spin), refusing occupations that
+/// cannot be integer without smearing.
+fn occupied_per_channel(
+    spec: &RunSpec,
+    spin: &SpinMode,
+    n_electrons: f64,
+) -> Result<f64, InputError> {
+    let names = spec.key_names();
+    let fractional = |x: f64| (x - x.round()).abs() > 1e-8;
+    match (spin, spec.smearing) {
+        (SpinMode::None, Smearing::None) if fractional(n_electrons / 2.0) => {
+            let hint = match spec.origin.format {
+                InputFormat::Toml => "set a smearing in [model] (e.g. smearing = \"gaussian\", smearing_width = 0.01), or spin = \"collinear\" with total_magnetization = 1",
+                InputFormat::QuantumEspresso => "set occupations = 'smearing' with degauss, or nspin = 2 with tot_magnetization",
+            };
+            let msg = format!("an odd number of electrons ({n_electrons}) cannot fill doubly occupied bands without smearing");
+            Err(err(spec, names.smearing, msg, hint))
+        }
+        (
+            SpinMode::Collinear {
+                total_magnetization: Some(m),
+            },
+            smearing,
+        ) => {
+            let (up, dn) = ((n_electrons + m) / 2.0, (n_electrons - m) / 2.0);
+            if dn < -1e-8 {
+                let msg = format!(
+                    "a moment of {m} needs more than the {n_electrons} electrons of the cell"
+                );
+                return Err(err(
+                    spec,
+                    names.total_magnetization,
+                    msg,
+                    "lower total_magnetization",
+                ));
+            }
+            if smearing == Smearing::None && (fractional(up) || fractional(dn)) {
+                let msg = format!("{n_electrons} electrons with moment {m} give fractional spin-channel occupations");
+                let hint = "choose a moment with the parity of the electron count, or use smearing";
+                return Err(err(spec, names.total_magnetization, msg, hint));
+            }
+            Ok(up.max(dn))
+        }
+        (
+            SpinMode::Collinear {
+                total_magnetization: None,
+            },
+            Smearing::None,
+        ) => Err(err(
+            spec,
+            names.spin,
+            "collinear spin without smearing needs a fixed total magnetization",
+            "set total_magnetization, or a smearing to let the moment relax",
+        )),
+        _ => Ok(n_electrons / 2.0),
+    }
+}
+
+/// The crystal's symmetry operations (with the atoms' starting moments telling atoms apart)
+/// and the k-points they leave.
+fn kpoints_by_symmetry(
+    spec: &RunSpec,
+    crystal: &Crystal,
+    starting_magnetization: &[f64],
+    warnings: &mut Vec<String>,
+    notes: &mut Vec<String>,
+) -> Sampling {
+    let mut symmetries = vec![SymOp::identity()];
+    if spec.use_symmetry {
+        let types: Vec<usize> = (crystal.atoms.iter().zip(starting_magnetization))
+            .map(|(a, m)| a.species * 1000 + ((m * 100.0).round() as i64 + 500) as usize)
+            .collect();
+        let frac: Vec<[f64; 3]> = crystal.atoms.iter().map(|a| a.frac).collect();
+        match find_symmetries(&crystal.lattice, &frac, &types, 1e-5) {
+            Ok(ops) => symmetries = ops,
+            Err(e) => warnings.push(format!(
+                "symmetry search failed ({e}); running without symmetry"
+            )),
+        }
+    }
+    let (nk_full, mut kpoints) = match &spec.kpoints {
+        Kpoints::Gamma => (1, vec![([0.0; 3], 1.0)]),
+        Kpoints::MonkhorstPack { grid, shift } => {
+            let kfull = monkhorst_pack(*grid, *shift);
+            let set = reduce_kpoints(&kfull, &symmetries, true);
+            (
+                kfull.len(),
+                set.kpoints.into_iter().zip(set.weights).collect(),
+            )
+        }
+        // An explicit list is taken as irreducible points (pw.x's reading): the density, forces
+        // and stress are symmetrised with the crystal's operations, the weights normalised.
+        Kpoints::Explicit(list) => {
+            notes.push(if symmetries.len() > 1 {
+                format!(
+                    "the {} listed k-points are taken as irreducible points: the density, forces and stress are symmetrised with the crystal's {} operations and the weights normalised to 1, as pw.x does (symmetry = false / nosym = .true. uses the list as it is)",
+                    list.len(),
+                    symmetries.len()
+                )
+            } else {
+                format!(
+                    "the {} listed k-points are used as they are (weights normalised to 1; no symmetrisation)",
+                    list.len()
+                )
+            });
+            (list.len(), list.clone())
+        }
+    };
+    let wsum: f64 = kpoints.iter().map(|k| k.1).sum();
+    for k in &mut kpoints {
+        k.1 /= wsum;
+    }
+    Sampling {
+        symmetries,
+        nk_full,
+        kpoints,
+    }
+}
+
+/// The crystal's symmetry and the k-points it leaves to compute.
+struct Sampling {
+    symmetries: Vec<SymOp>,
+    /// k-points before reduction.
+    nk_full: usize,
+    /// The k-points to compute and their weights (summing to 1).
+    kpoints: Vec<([f64; 3], f64)>,
+}
+
+/// What the run's sizes decide before any plane wave is made: the FFT grid, the layout of the
+/// ranks, the eigensolver and the memory (checked against the machine on every rank).
+struct Plan {
+    grid: planewave_fft::FftGrid,
+    nbands: usize,
+    layout: Layout,
+    eigensolver: Eigensolver,
+    memory: MemoryParts,
+    memory_estimate: f64,
+}
+
+impl Plan {
+    /// The plan of `model` with `nk` irreducible k-points and `nbands` bands on `world`
+    /// (collective: the memory check is agreed).
+    fn make(
+        spec: &RunSpec,
+        world: &dyn Communicator,
+        model: &Model,
+        nk: usize,
+        nbands: usize,
+    ) -> Result<Self, InputError> {
+        let nspin = model.nspin();
+        let grid = fft_grid(spec, model)?;
+        let problem = ProblemSize {
+            kpoints: nk * nspin,
+            bands: nbands,
+            fft_planes: grid.dims[2],
+        };
+        let layout = parallel_layout(spec, world.size(), problem)?;
+        let eigensolver = Eigensolver::from_name(&spec.scf.eigensolver, spec.scf.davidson_dim)
+            .ok_or_else(|| {
+                let msg = format!("unknown eigensolver \"{}\"", spec.scf.eigensolver);
+                err(
+                    spec,
+                    "scf.eigensolver",
+                    msg,
+                    "use \"davidson\" or \"lobpcg\"",
+                )
+            })?;
+        let memory = memory_parts(
+            model,
+            spec.ecut,
+            ((nk * nspin).div_ceil(layout.kpoint_groups), nk * nspin),
+            nbands,
+            (layout.band_groups, layout.gvector_groups),
+            matches!(spec.kpoints, Kpoints::Gamma),
+            eigensolver,
+        );
+        let mpi_share = if world.backend() == "mpi" {
+            MPI_LIBRARY_SHARE
+        } else {
+            0.0
+        };
+        let fits = check_memory(spec, &memory, mpi_share, available_memory());
+        agree_on(world, fits).map_err(|e| e.error)?;
+        Ok(Plan {
+            grid,
+            nbands,
+            layout,
+            eigensolver,
+            memory_estimate: mpi_share + memory.total(),
+            memory,
+        })
+    }
+
+    /// The basis of `kpoints` on the planned layout (collective): the ranks' topology, the deal
+    /// of the (spin, k) blocks (`previous`'s when it fits) and each G-vector group's share.
+    fn basis(
+        &self,
+        spec: &RunSpec,
+        world: Arc<dyn Communicator>,
+        model: &Model,
+        kpoints: &[([f64; 3], f64)],
+        previous: Option<&Parallel>,
+    ) -> Result<Basis, InputError> {
+        let (nspin, gamma) = (model.nspin(), matches!(spec.kpoints, Kpoints::Gamma));
+        let kpoints = if gamma {
+            &[([0.0; 3], 1.0)][..]
+        } else {
+            kpoints
+        };
+        let mut basis = Basis::with_grid(model, spec.ecut, kpoints, self.grid, gamma);
+        let mut par = distribute(spec, world, self.layout, &basis, nspin, self.nbands)?;
+        if let Some(prev) = previous {
+            par.keep_deal_of(prev);
+        }
+        let options = transform_options(spec, &par, &basis)?;
+        basis
+            .distribute(&model.crystal, par, nspin, &options)
+            .map_err(|e| {
+                err(
+                    spec,
+                    "parallel",
+                    e,
+                    "run with fewer ranks per k-point group",
+                )
+            })?;
+        Ok(basis)
+    }
 }
 
 /// Read and tabulate every species' pseudopotential (a rank-local step: files are read by
