@@ -18,11 +18,12 @@ use crate::checkpoint;
 use crate::forces::{self, Forces};
 use crate::input::{RelaxAlgorithm, RelaxSpec, RunSpec};
 use crate::restart::ScfStart;
-use crate::scf::{self, CheckpointPlan, IterationInfo, ScfResult};
+use crate::scf::{CheckpointPlan, IterationInfo, ScfResult};
 use crate::setup::{self, Setup};
 use crate::stop::{StopReason, StopWhen};
-use crate::stress::{self, Stress};
+use crate::stress::Stress;
 use crate::symmetry::symmetrize_forces;
+use crate::workflow;
 use planewave_comm::{CommClass, CommExt, Communicator, Solo};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -327,110 +328,167 @@ pub fn run_on(
 /// takes the same steps, since forces and stress are the same on every rank), writing the
 /// checkpoint of `resume` after every ionic step and stopping cleanly when it says so. A
 /// restart continues from the checkpoint's density and bands (BFGS/FIRE history and step
-/// count start afresh).
+/// count start afresh). Every ionic step is one [`workflow::run`] (SCF, forces, stress).
 pub fn run_resumable(
-    spec: RunSpec,
+    mut spec: RunSpec,
     world: Arc<dyn Communicator>,
     opts: &RelaxSpec,
     observer: &mut dyn Observer,
     resume: Resume,
 ) -> Result<RelaxResult, String> {
+    spec.properties.forces = true;
+    spec.properties.stress |= opts.cell;
     let setup0 = setup::build_on(spec.clone(), world.clone()).map_err(|e| e.to_string())?;
-    let setup = &setup0;
-    if !opts.cell && !positions_can_move(setup) {
+    if !opts.cell && !positions_can_move(&setup0) {
         return Err(format!(
             "nothing to relax: with the crystal's {} symmetry operations no atom can move except by a rigid translation\n  hint: relax the cell as well ([relax] cell = true, or QE calculation = 'vc-relax'), or displace an atom to lower the symmetry",
-            setup.model.symmetries.len()
+            setup0.model.symmetries.len()
         ));
     }
-    let natoms = setup.model.crystal.atoms.len();
+    let crystal = &setup0.model.crystal;
     let coords = Coordinates {
-        lattice0: setup.model.crystal.lattice,
-        cell_factor: (setup.model.crystal.volume * STIFFNESS_GUESS / HESSIAN_GUESS).sqrt(),
-        natoms,
+        lattice0: crystal.lattice,
+        cell_factor: (crystal.volume * STIFFNESS_GUESS / HESSIAN_GUESS).sqrt(),
+        natoms: crystal.atoms.len(),
         cell: opts.cell,
     };
-    let frac0: Vec<[f64; 3]> = setup.model.crystal.atoms.iter().map(|a| a.frac).collect();
-    let mut x = coords.coordinates_of(&frac0, &[[0.0; 3]; 3]);
-    let mut bfgs = bfgs::Bfgs::new(coords.len(), HESSIAN_GUESS);
-    let mut fire = fire::Fire::new(coords.len(), 1.0);
-    let want_stress = opts.cell || spec.properties.stress;
-
-    let mut steps: Vec<StepInfo> = Vec::new();
-    let mut trajectory: Vec<String> = Vec::new();
+    let frac0: Vec<[f64; 3]> = crystal.atoms.iter().map(|a| a.frac).collect();
+    let mut walk = Walk {
+        x: coords.coordinates_of(&frac0, &[[0.0; 3]; 3]),
+        bfgs: bfgs::Bfgs::new(coords.len(), HESSIAN_GUESS),
+        fire: fire::Fire::new(coords.len(), 1.0),
+        best: None,
+        dampings: 0,
+        note: None,
+    };
+    let (mut steps, mut trajectory) = (Vec::new(), Vec::new());
     let mut previous: Option<(Setup, ScfResult)> = None;
-    // Best accepted point: (x, enthalpy, gradient).
-    let mut best: Option<(Vec<f64>, f64)> = None;
-    let mut dampings = 0;
-    let mut note: Option<String> = None;
     let mut first = Some(setup0);
     for step in 0..=opts.max_steps {
         let t0 = Instant::now();
-        let setup = match first.take() {
+        let mut setup = match first.take() {
             Some(s) => s,
-            None => {
-                let (lattice, frac) = coords.structure(&x);
-                let mut sp = spec.clone();
-                sp.lattice = lattice;
-                for (a, f) in sp.atoms.iter_mut().zip(&frac) {
-                    a.frac = *f;
-                }
-                let prev = previous.as_ref().map(|(s, _)| &*s.basis.parallel);
-                setup::build_following(sp, world.clone(), prev)
-                    .map_err(|e| format!("ionic step {step}: {e}"))?
-            }
+            None => step_setup(&spec, &coords, &walk.x, &world, previous.as_ref())
+                .map_err(|e| format!("ionic step {step}: {e}"))?,
         };
-        let mut setup = setup;
         setup.params.checkpoint = resume.checkpoint.clone();
         setup.params.stop = resume.stop.clone();
         setup.params.tuning = resume.tuning;
-        let start = match (&previous, &resume.restart) {
-            (Some((s, r)), _) => Some(ScfStart::from_previous(
-                &s.model,
-                &s.basis,
-                r,
-                &setup.model,
-                &setup.basis,
-            )),
-            (None, Some(path)) => Some(
-                checkpoint::read(
-                    path,
-                    &setup.model,
-                    &setup.basis,
-                    (setup.params.nbands, setup.params.seed),
-                    resume.tuning.checkpoint,
-                )?
-                .start,
-            ),
-            (None, None) => None,
-        };
-        let result = scf::run_from(&setup.model, &setup.basis, &setup.params, start, |it| {
+        let start = starting_point(previous.as_ref(), &resume, &setup)?;
+        let calc = workflow::run(&setup, start, |it: &IterationInfo| {
             observer.scf_iteration(step, it)
         })?;
-        if let Some(reason) = result.stopped {
-            let f = forces::compute(&setup.model, &setup.basis, &result);
+        if let Some(reason) = calc.scf.stopped {
+            let forces = forces::compute(&setup.model, &setup.basis, &calc.scf);
             return Ok(RelaxResult {
                 converged: false,
                 steps,
                 setup,
-                scf: result,
-                forces: f,
+                scf: calc.scf,
+                forces,
                 stress: None,
                 trajectory,
                 stopped: Some(reason),
             });
         }
-        if !result.converged {
+        if !calc.scf.converged {
             return Err(format!(
                 "ionic step {step}: the SCF did not converge in {} iterations; raise scf.max_iterations or lower scf.mixing.beta",
-                result.iterations
+                calc.scf.iterations
             ));
         }
-        let mut f = forces::compute(&setup.model, &setup.basis, &result);
-        let mut st = want_stress.then(|| stress::compute(&setup.model, &setup.basis, &result));
-        let mut energy = result.energies.total();
-        // Every rank takes rank 0's numbers, so that every rank takes the same step.
-        share_from_root(world.as_ref(), &mut energy, &mut f, st.as_mut());
+        let point = Point::of(&setup, calc, opts, world.as_ref())
+            .map_err(|e| format!("ionic step {step}: {e}"))?;
+        trajectory.push(point.frame(&setup, step));
+        let info = point.info(step, t0.elapsed().as_secs_f64(), walk.note.take());
+        observer.ionic_step(&info, &trajectory);
+        steps.push(info);
+        let converged = point.max_force < opts.force_tolerance
+            && point
+                .stress_residual
+                .is_none_or(|r| r < opts.stress_tolerance);
+        if converged || step == opts.max_steps {
+            return Ok(RelaxResult {
+                converged,
+                steps,
+                setup,
+                scf: point.scf,
+                forces: point.forces,
+                stress: point.stress,
+                trajectory,
+                stopped: None,
+            });
+        }
+        walk.advance(&coords, &point, opts)
+            .map_err(|e| format!("ionic step {step}: {e}"))?;
+        previous = Some((setup, point.scf));
+    }
+    unreachable!("the loop returns at step == max_steps")
+}
+
+/// The set-up of the structure at `x`, keeping the previous step's deal of k-points to groups.
+fn step_setup(
+    spec: &RunSpec,
+    coords: &Coordinates,
+    x: &[f64],
+    world: &Arc<dyn Communicator>,
+    previous: Option<&(Setup, ScfResult)>,
+) -> Result<Setup, crate::input::InputError> {
+    let (lattice, frac) = coords.structure(x);
+    let mut sp = spec.clone();
+    sp.lattice = lattice;
+    for (a, f) in sp.atoms.iter_mut().zip(&frac) {
+        a.frac = *f;
+    }
+    let prev = previous.map(|(s, _)| &*s.basis.parallel);
+    setup::build_following(sp, world.clone(), prev)
+}
+
+/// Where an ionic step's SCF starts: the previous step's density and bands, else the restart
+/// checkpoint's, else from scratch.
+fn starting_point(
+    previous: Option<&(Setup, ScfResult)>,
+    resume: &Resume,
+    setup: &Setup,
+) -> Result<Option<ScfStart>, String> {
+    let (model, basis) = (&setup.model, &setup.basis);
+    Ok(match (previous, &resume.restart) {
+        (Some((s, r)), _) => Some(ScfStart::from_previous(&s.model, &s.basis, r, model, basis)),
+        (None, Some(path)) => {
+            let identity = (setup.params.nbands, setup.params.seed);
+            let read = checkpoint::read(path, model, basis, identity, resume.tuning.checkpoint)?;
+            Some(read.start)
+        }
+        (None, None) => None,
+    })
+}
+
+/// One converged structure: its energy, enthalpy, forces and stress, the same on every rank.
+struct Point {
+    scf: ScfResult,
+    forces: Forces,
+    stress: Option<Stress>,
+    energy: f64,
+    enthalpy: f64,
+    volume: f64,
+    max_force: f64,
+    /// Largest |sigma - p 1| component (Ha/bohr^3), with cell relaxation.
+    stress_residual: Option<f64>,
+}
+
+impl Point {
+    /// The point of a finished calculation; every rank takes rank 0's numbers, so that every
+    /// rank takes the same step. Non-finite numbers are an error.
+    fn of(
+        setup: &Setup,
+        calc: workflow::Calculation,
+        opts: &RelaxSpec,
+        world: &dyn Communicator,
+    ) -> Result<Self, String> {
+        let mut forces = calc.forces.expect("a relaxation asks for forces");
+        let mut stress = calc.stress;
+        let mut energy = calc.scf.energies.total();
+        share_from_root(world, &mut energy, &mut forces, stress.as_mut());
         let volume = setup.model.crystal.volume;
         let enthalpy = energy
             + if opts.cell {
@@ -439,104 +497,113 @@ pub fn run_resumable(
                 0.0
             };
         let finite = enthalpy.is_finite()
-            && f.total.iter().flatten().all(|v| v.is_finite())
-            && st
-                .as_ref()
-                .is_none_or(|s| s.total.iter().flatten().all(|v| v.is_finite()));
+            && forces.total.iter().flatten().all(|v| v.is_finite())
+            && (stress.iter()).all(|s| s.total.iter().flatten().all(|v| v.is_finite()));
         if !finite {
-            return Err(format!(
-                "ionic step {step}: non-finite energy, force or stress; the structure was not written"
-            ));
+            return Err("non-finite energy, force or stress; the structure was not written".into());
         }
-        let max_force = f.max_norm();
-        let stress_residual = if opts.cell {
-            st.as_ref().map(|s| {
-                let mut m: f64 = 0.0;
-                for i in 0..3 {
-                    for j in 0..3 {
-                        let p = if i == j { opts.pressure } else { 0.0 };
-                        m = m.max((s.total[i][j] - p).abs());
-                    }
+        let stress_residual = stress.as_ref().filter(|_| opts.cell).map(|s| {
+            let mut m: f64 = 0.0;
+            for (i, row) in s.total.iter().enumerate() {
+                for (j, v) in row.iter().enumerate() {
+                    m = m.max((v - if i == j { opts.pressure } else { 0.0 }).abs());
                 }
-                m
-            })
-        } else {
-            None
-        };
-        trajectory.push(files::xyz_frame(
-            &setup.model,
-            energy,
-            &f.total,
-            st.as_ref().map(|s| &s.total),
-            step,
-        ));
-        let info = StepInfo {
-            step,
+            }
+            m
+        });
+        Ok(Point {
+            max_force: forces.max_norm(),
+            scf: calc.scf,
+            forces,
+            stress,
             energy,
             enthalpy,
-            max_force,
-            pressure: st.as_ref().map(|s| s.pressure()),
+            volume,
             stress_residual,
-            volume,
-            scf_iterations: result.iterations,
-            seconds: t0.elapsed().as_secs_f64(),
-            note: note.take(),
-        };
-        observer.ionic_step(&info, &trajectory);
-        steps.push(info);
-        let converged = max_force < opts.force_tolerance
-            && stress_residual.is_none_or(|r| r < opts.stress_tolerance);
+        })
+    }
+
+    /// The trajectory frame of this point.
+    fn frame(&self, setup: &Setup, step: usize) -> String {
+        let stress = self.stress.as_ref().map(|s| &s.total);
+        files::xyz_frame(&setup.model, self.energy, &self.forces.total, stress, step)
+    }
+
+    /// What ionic step `step` reports.
+    fn info(&self, step: usize, seconds: f64, note: Option<String>) -> StepInfo {
+        StepInfo {
+            step,
+            energy: self.energy,
+            enthalpy: self.enthalpy,
+            max_force: self.max_force,
+            pressure: self.stress.as_ref().map(|s| s.pressure()),
+            stress_residual: self.stress_residual,
+            volume: self.volume,
+            scf_iterations: self.scf.iterations,
+            seconds,
+            note,
+        }
+    }
+}
+
+/// The optimiser's walk: where it is, its history, and the best point so far.
+struct Walk {
+    x: Vec<f64>,
+    bfgs: bfgs::Bfgs,
+    fire: fire::Fire,
+    /// Best accepted point: (x, enthalpy).
+    best: Option<(Vec<f64>, f64)>,
+    /// Successive halvings.
+    dampings: usize,
+    /// What the next step reports (a halving).
+    note: Option<String>,
+}
+
+impl Walk {
+    /// The next x from `point`: a step of the optimiser, or, when the enthalpy rose, half way
+    /// back to the best point.
+    fn advance(
+        &mut self,
+        coords: &Coordinates,
+        point: &Point,
+        opts: &RelaxSpec,
+    ) -> Result<(), String> {
+        if let Some((xb, hb)) = &self.best {
+            if point.enthalpy > hb + 1e-6 * coords.natoms as f64 {
+                self.dampings += 1;
+                if self.dampings > MAX_DAMPINGS {
+                    return Err(format!("the relaxation diverges (the enthalpy rose after {MAX_DAMPINGS} successive step halvings); check the structure and the SCF settings"));
+                }
+                self.note = Some(format!(
+                    "enthalpy rose by {:.2e} Ha: step halved",
+                    point.enthalpy - hb
+                ));
+                self.bfgs.forget_last();
+                self.fire.halt();
+                self.x = xb
+                    .iter()
+                    .zip(&self.x)
+                    .map(|(b, c)| b + 0.5 * (c - b))
+                    .collect();
+                return Ok(());
+            }
+        }
+        self.dampings = 0;
+        self.best = Some((self.x.clone(), point.enthalpy));
+        let stress = point.stress.as_ref().map(|s| &s.total);
         let g = coords.gradient(
-            &x,
-            &f.total,
-            st.as_ref().map(|s| &s.total),
-            volume,
+            &self.x,
+            &point.forces.total,
+            stress,
+            point.volume,
             opts.pressure,
         );
-        if converged || step == opts.max_steps {
-            return Ok(RelaxResult {
-                converged,
-                steps,
-                setup,
-                scf: result,
-                forces: f,
-                stress: st,
-                trajectory,
-                stopped: None,
-            });
-        }
-        // Damping: a step that raised the enthalpy is halved from the best point.
-        if let Some((xb, hb)) = &best {
-            if enthalpy > hb + 1e-6 * natoms as f64 {
-                dampings += 1;
-                if dampings > MAX_DAMPINGS {
-                    return Err(format!(
-                        "ionic step {step}: the relaxation diverges (the enthalpy rose after {MAX_DAMPINGS} successive step halvings); check the structure and the SCF settings"
-                    ));
-                }
-                note = Some(format!(
-                    "enthalpy rose by {:.2e} Ha: step halved",
-                    enthalpy - hb
-                ));
-                bfgs.forget_last();
-                fire.halt();
-                x = xb.iter().zip(&x).map(|(b, c)| b + 0.5 * (c - b)).collect();
-                previous = Some((setup, result));
-                continue;
-            }
-        }
-        dampings = 0;
-        best = Some((x.clone(), enthalpy));
         let mut dx = match opts.algorithm {
-            RelaxAlgorithm::Bfgs => bfgs.step(&x, &g)?,
-            RelaxAlgorithm::Fire => {
-                let force: Vec<f64> = g.iter().map(|v| -v).collect();
-                fire.step(&force)
-            }
+            RelaxAlgorithm::Bfgs => self.bfgs.step(&self.x, &g)?,
+            RelaxAlgorithm::Fire => self.fire.step(&g.iter().map(|v| -v).collect::<Vec<_>>()),
         };
         coords.cap(&mut dx);
-        x.iter_mut().zip(&dx).for_each(|(a, b)| *a += b);
-        previous = Some((setup, result));
+        self.x.iter_mut().zip(&dx).for_each(|(a, b)| *a += b);
+        Ok(())
     }
-    unreachable!("the loop returns at step == max_steps")
 }
