@@ -1,5 +1,5 @@
 //! The band step of `planewave bands`: after the SCF, the eigenvalues along the input's
-//! `[bands]` path with the density held fixed, written as `<stem>.bands.json` and drawn as
+//! `[bands]` path (or the crystal's high-symmetry path, [`kpath`]) with the density held fixed, written as `<stem>.bands.json` and drawn as
 //! `<stem>.bands.svg`, with a summary of the band edges.
 //!
 //! Contract: collective (every rank calls it after the same SCF); rank 0 prints and writes.
@@ -10,6 +10,7 @@ use std::time::Instant;
 use planewave_core::band_structure::{self, BandStructure};
 use planewave_core::input::units::EV_PER_HARTREE;
 use planewave_core::input::PathPoints;
+use planewave_core::kpath;
 use planewave_core::scf::ScfResult;
 use planewave_core::setup::Setup;
 
@@ -17,12 +18,38 @@ use crate::{band_plot, sibling, Output};
 
 /// The bands of `s`'s path from the converged `scf`; the files' paths, or the error to print.
 pub(crate) fn run(s: &Setup, scf: &ScfResult, input: &Path, out: &Output) -> Result<(), String> {
-    let spec = s.spec.bands.as_ref().ok_or("no [bands] path")?;
+    let auto = match &s.spec.bands {
+        Some(_) => None,
+        None => Some(kpath::automatic(&s.model.crystal, kpath::DENSITY)?),
+    };
+    let spec = s.spec.bands.as_ref().or(auto.as_ref().map(|a| &a.bands));
+    let spec = spec.expect("a path: the input's or the automatic one");
     let path = spec.kpoints();
+    if let (Some(a), true) = (&auto, out.talks()) {
+        println!(
+            "band path from the crystal's symmetry: {} {} lattice, {}",
+            kpath::CONVENTION,
+            a.lattice,
+            a.route()
+        );
+        if a.cells > 1.0 + 1e-6 {
+            println!("note: the cell holds {:.0} primitive cells and the path is the primitive cell's, so the bands are folded", a.cells);
+        }
+    }
     let t0 = Instant::now();
     let b =
         band_structure::compute(s, scf, &path.kpoints, spec.nbands).map_err(|e| e.to_string())?;
-    let doc = b.to_json(&s.model.crystal.recip, &path);
+    let mut doc = b.to_json(&s.model.crystal.recip, &path);
+    doc["path_source"] = match &auto {
+        Some(a) => serde_json::json!({
+            "automatic": true,
+            "convention": kpath::CONVENTION,
+            "lattice": a.lattice,
+            "primitive_cells": a.cells,
+        }),
+        None => serde_json::json!({ "automatic": false }),
+    };
+
     let json = sibling(input, "bands.json");
     let text = serde_json::to_string_pretty(&doc).expect("the band structure serialises");
     out.write(&json, &text)?;

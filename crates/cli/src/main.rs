@@ -33,7 +33,7 @@ use planewave_core::efficiency::{ParallelReport, Projection};
 use planewave_core::relax::{self, Observer, StepInfo};
 use planewave_core::scf::IterationInfo;
 use planewave_core::tuning::Tuning;
-use planewave_core::{input, scf, setup, stress, workflow};
+use planewave_core::{input, kpath, scf, setup, stress, workflow};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -253,7 +253,7 @@ impl ParallelArgs {
 /// The input and options of every calculation command.
 #[derive(clap::Args, Debug)]
 struct CalcArgs {
-    /// Input file (TOML or QE pw.x input; `bands` needs TOML with a [bands] table).
+    /// Input file (TOML or QE pw.x input).
     input: PathBuf,
     /// Where to write the results JSON (default: next to the input, `<stem>.json`).
     #[arg(long)]
@@ -279,8 +279,9 @@ enum Command {
     /// (final structure, POSCAR) and `<stem>.traj.xyz` (extended XYZ, one frame per step, Å/eV,
     /// readable by ASE). Example: planewave relax examples/si8_displaced.toml
     Relax(CalcArgs),
-    /// Run the SCF, then the band structure along the input's [bands] path with the density
-    /// held fixed.
+    /// Run the SCF, then the band structure with the density held fixed, along the input's
+    /// [bands] path or, without one, the high-symmetry path of the crystal's lattice
+    /// (Setyawan-Curtarolo; cubic, tetragonal, orthorhombic, hexagonal, rhombohedral).
     ///
     /// Writes what `run` writes, `<stem>.bands.json` (k-points, path length, labels,
     /// eigenvalues in Ha, band edges or Fermi level) and `<stem>.bands.svg` (the picture, eV
@@ -574,7 +575,9 @@ fn calculation(args: CalcArgs, mode: Mode) -> ExitCode {
         parallel.apply(&mut spec);
         tuning_env::apply_strategies(&mut spec, &strategies);
         if mode == Mode::Bands && spec.bands.is_none() {
-            return out.fail(&no_path(&spec).to_string());
+            if let Err(e) = kpath::of_input(&spec) {
+                return out.fail(&format!("error: {}: {e}", spec.source.display()));
+            }
         }
         match mode {
             Mode::Relax => run_relax(spec, input, json.clone(), run, &out, world, place),
@@ -584,19 +587,6 @@ fn calculation(args: CalcArgs, mode: Mode) -> ExitCode {
             _ => run_scf(spec, (input, mode), json.clone(), run, &out, world, place),
         }
     })
-}
-
-/// The refusal of `planewave bands` for an input without a path.
-fn no_path(spec: &input::RunSpec) -> input::InputError {
-    let e = input::InputError::new(&spec.source, "`planewave bands` needs a path for the bands");
-    match spec.origin.format {
-        input::InputFormat::Toml => e.with_key("bands").with_hint(
-            "add [bands] path = [ { label = \"G\", k = [0, 0, 0], points = 20 }, { label = \"X\", k = [0.5, 0, 0.5] } ] (k fractional)",
-        ),
-        input::InputFormat::QuantumEspresso => e.with_hint(
-            "pw.x inputs with calculation = 'bands' are not read yet: write the run as planewave TOML with a [bands] table (README, \"Commands\")",
-        ),
-    }
 }
 
 /// What rank 0 prints; every other rank stays silent.

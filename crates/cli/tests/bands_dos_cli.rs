@@ -2,7 +2,8 @@
 //! Si example (its [bands] path is QE's L-Γ-X-U|K-Γ): the
 //! files it writes and what they hold, against QE 6.7's band edges on that path
 //! (tests/data/post/si2_lda_gth/bands.json), the same on a G-vector group of two ranks; an
-//! input without a path is refused.
+//! input without a path gets its lattice's path, or is refused before the SCF when its
+//! lattice has none.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -154,20 +155,70 @@ fn the_density_cube_matches_quantum_espresso() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn an_input_without_a_path_is_refused() {
-    let dir = folder("nopath");
+/// The Si example without its [bands] table.
+fn without_path(tag: &str) -> (PathBuf, String) {
+    let dir = folder(tag);
     let text = std::fs::read_to_string(dir.join("si.toml")).unwrap();
     let cut = text.find("\n[bands]").unwrap();
-    std::fs::write(dir.join("si.toml"), &text[..cut]).unwrap();
+    (dir, text[..cut].to_string())
+}
+
+#[test]
+fn an_input_without_a_path_gets_its_lattice_path() {
+    let (dir, text) = without_path("auto");
+    std::fs::write(dir.join("si.toml"), &text).unwrap();
+    let out = bands(&dir, "si.toml", &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("band path from the crystal's symmetry: Setyawan-Curtarolo (2010) FCC lattice, G-X-W-K-G-L-U-W-L-K|U-X"),
+        "{stdout}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("si.bands.json")).unwrap()).unwrap();
+    assert_eq!(doc["path_source"]["lattice"], "FCC");
+    let labels: Vec<String> = (doc["labels"].as_array().unwrap().iter())
+        .map(|l| l[1].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(labels.join(" "), "G X W K G L U W L K U X");
+    // The valence maximum is at Γ, on this path as on QE's.
+    let qe_text =
+        std::fs::read_to_string(root().join("tests/data/post/si2_lda_gth/bands.json")).unwrap();
+    let qe: serde_json::Value = serde_json::from_str(&qe_text).unwrap();
+    let (ours, theirs) = (
+        doc["vbm_ha"].as_f64().unwrap(),
+        qe["vbm_path_ha"].as_f64().unwrap(),
+    );
+    assert!(
+        (ours - theirs).abs() < 2e-6,
+        "vbm {ours} against QE's {theirs}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_monoclinic_cell_without_a_path_is_refused_before_the_scf() {
+    let (dir, text) = without_path("mono");
+    let start = text.find("lattice = [").unwrap();
+    let end = start + text[start..].find("]]").unwrap() + 2;
+    let cell = "lattice = [[7.0, 0.0, 0.0], [0.0, 8.0, 0.0], [1.5, 0.0, 9.0]]";
+    std::fs::write(
+        dir.join("si.toml"),
+        format!("{}{cell}{}", &text[..start], &text[end..]),
+    )
+    .unwrap();
     let out = bands(&dir, "si.toml", &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.starts_with("error: si.toml: bands: `planewave bands` needs a path"),
+        stderr.contains("no automatic band path for the triclinic lattice"),
         "{stderr}"
     );
-    assert!(stderr.contains("\n  hint: add [bands] path"), "{stderr}");
+    assert!(
+        stderr.contains("\n  hint: give the path in [bands]"),
+        "{stderr}"
+    );
     assert!(!dir.join("si.json").exists() && !dir.join("si.bands.json").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }

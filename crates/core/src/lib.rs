@@ -23,6 +23,7 @@ pub mod forces;
 pub mod grid_files;
 pub mod gvectors;
 pub mod hamiltonian;
+pub mod kpath;
 /// The input declaration (the `planewave-input` crate).
 pub use planewave_input as input;
 pub mod mixing;

@@ -20,7 +20,7 @@ mod symmetrize;
 mod tensors;
 
 pub use self::kpoints::{monkhorst_pack, reduce_kpoints, reduce_kpoints_with_map, KpointSet};
-pub use self::ops::find_symmetries;
+pub use self::ops::{dataset, find_symmetries};
 pub use self::symmetrize::DensitySymmetrizer;
 pub use self::tensors::{cartesian_rotation, symmetrize_forces, symmetrize_stress};
 

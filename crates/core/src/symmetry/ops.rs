@@ -26,42 +26,7 @@ pub fn find_symmetries(
     types: &[usize],
     symprec: f64,
 ) -> Result<Vec<SymOp>, String> {
-    if frac.len() != types.len() {
-        return Err(format!(
-            "find_symmetries: {} positions but {} types",
-            frac.len(),
-            types.len()
-        ));
-    }
-    if frac.is_empty() {
-        return Err("find_symmetries: no atoms".to_string());
-    }
-    if !(symprec.is_finite() && symprec > 0.0) {
-        return Err(format!("find_symmetries: invalid symprec {symprec}"));
-    }
-    if frac
-        .iter()
-        .flatten()
-        .chain(lattice.iter().flatten())
-        .any(|v| !v.is_finite())
-    {
-        return Err("find_symmetries: non-finite lattice or position".to_string());
-    }
-    let numbers = types
-        .iter()
-        .map(|&t| i32::try_from(t).map_err(|_| format!("find_symmetries: type {t} too large")))
-        .collect::<Result<Vec<i32>, String>>()?;
-    let positions: Vec<moyo::base::Position> = frac.iter().map(moyo::utils::to_vector3).collect();
-    let cell = moyo::base::Cell::new(
-        moyo::base::Lattice::from_basis(*lattice),
-        positions,
-        numbers,
-    );
-
-    // moyo should not panic on valid input, but never let a panic escape.
-    let dataset = std::panic::catch_unwind(|| moyo::MoyoDataset::with_default(&cell, symprec))
-        .map_err(|_| "moyo panicked during the symmetry search".to_string())?
-        .map_err(|e| format!("moyo symmetry search failed: {e}"))?;
+    let dataset = dataset(lattice, frac, types, symprec)?;
 
     let mut ops: Vec<SymOp> = dataset
         .operations
@@ -139,6 +104,51 @@ pub(crate) fn check_op_maps_atoms(
         }
     }
     Ok(())
+}
+
+/// moyo's symmetry dataset of the cell with rows `lattice`, fractional positions `frac` and
+/// atom types `types` (the space group, its standard cells and their transformations).
+pub fn dataset(
+    lattice: &[[f64; 3]; 3],
+    frac: &[[f64; 3]],
+    types: &[usize],
+    symprec: f64,
+) -> Result<moyo::MoyoDataset, String> {
+    if frac.len() != types.len() {
+        return Err(format!(
+            "find_symmetries: {} positions but {} types",
+            frac.len(),
+            types.len()
+        ));
+    }
+    if frac.is_empty() {
+        return Err("find_symmetries: no atoms".to_string());
+    }
+    if !(symprec.is_finite() && symprec > 0.0) {
+        return Err(format!("find_symmetries: invalid symprec {symprec}"));
+    }
+    if frac
+        .iter()
+        .flatten()
+        .chain(lattice.iter().flatten())
+        .any(|v| !v.is_finite())
+    {
+        return Err("find_symmetries: non-finite lattice or position".to_string());
+    }
+    let numbers = types
+        .iter()
+        .map(|&t| i32::try_from(t).map_err(|_| format!("find_symmetries: type {t} too large")))
+        .collect::<Result<Vec<i32>, String>>()?;
+    let positions: Vec<moyo::base::Position> = frac.iter().map(moyo::utils::to_vector3).collect();
+    let cell = moyo::base::Cell::new(
+        moyo::base::Lattice::from_basis(*lattice),
+        positions,
+        numbers,
+    );
+    // moyo should not panic on valid input, but never let a panic escape.
+    std::panic::catch_unwind(|| moyo::MoyoDataset::with_default(&cell, symprec))
+        .map_err(|_| "moyo panicked during the symmetry search".to_string())?
+        .map_err(|e| format!("moyo symmetry search failed: {e}"))
 }
 
 #[cfg(test)]
