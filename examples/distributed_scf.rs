@@ -11,7 +11,6 @@ use planewave::core::crystal::{Atom, Crystal};
 use planewave::core::eigensolver::Eigensolver;
 use planewave::core::forces;
 use planewave::core::model::{Model, Species, SpinMode};
-use planewave::core::parallel::Parallel;
 use planewave::core::pseudo::Pseudopotential;
 use planewave::core::scf::policies::{AndersonKerker, Policies};
 use planewave::core::scf::{self, ScfParams};
@@ -62,7 +61,6 @@ fn run(world: Arc<dyn Communicator>) -> Option<(f64, Vec<[f64; 3]>)> {
         .into_iter()
         .map(|k| (k, 1.0 / 8.0))
         .collect();
-    let mut basis = Basis::new(&model, 15.0, &kpoints);
     let params = ScfParams {
         nbands: 4,
         energy_tolerance: 1e-9,
@@ -80,15 +78,11 @@ fn run(world: Arc<dyn Communicator>) -> Option<(f64, Vec<[f64; 3]>)> {
         stop: None,
         tuning: Default::default(),
     };
-    // One k-point group per rank: each computes 8 / ranks of the k-points.
-    let groups = world.size();
-    let sum = planewave::comm::sum::SumChoice::Fixed(Default::default());
-    let order = Default::default();
-    let par = Parallel::over_kpoints(world.clone(), groups, 1, order, &basis, 1, 4, sum)
+    // One k-point group per rank (each computes 8 / ranks of the k-points), one band group;
+    // the layout is planned from the sizes (1 spin, 4 bands) before the basis is dealt out.
+    let groups = (world.size(), 1);
+    let basis = Basis::distributed(&model, 15.0, &kpoints, world.clone(), groups, 1, 4)
         .expect("a valid layout");
-    basis
-        .distribute(&model.crystal, par, 1, &Default::default())
-        .expect("transform plans");
     let r = scf::run(&model, &basis, &params, |_| {}).expect("the SCF runs");
     let f = forces::compute(&model, &basis, &r);
     (world.rank() == 0).then(|| (r.energies.total(), f.total))

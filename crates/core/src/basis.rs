@@ -351,6 +351,33 @@ impl Basis {
         }
     }
 
+    /// The basis of `kpoints` at `ecut` (Ha) on the ranks of `world` (collective), laid out as
+    /// `kpoint_groups` k-point groups of `band_groups` band groups each, the remaining ranks of
+    /// a band group sharing its G-vectors: the layout planned from the problem's sizes
+    /// (`nspin` x k-points blocks of `nbands` bands, the FFT planes), the blocks dealt to the
+    /// k-point groups by cost, each G-vector group's plane waves and transforms set up. A
+    /// library's one call for what [`crate::setup`] does for an input (which also chooses
+    /// the groups, the strategies and the Γ-real path).
+    #[allow(clippy::too_many_arguments)]
+    pub fn distributed(
+        model: &Model,
+        ecut: f64,
+        kpoints: &[([f64; 3], f64)],
+        world: Arc<dyn Communicator>,
+        (kpoint_groups, band_groups): (usize, usize),
+        nspin: usize,
+        nbands: usize,
+    ) -> Result<Self, String> {
+        use planewave_comm::sum::SumChoice;
+        let mut basis = Self::new(model, ecut, kpoints);
+        let sum = SumChoice::Fixed(Default::default());
+        let (kg, bg, order) = (kpoint_groups, band_groups, Default::default());
+        let par = Parallel::over_kpoints(world, kg, bg, order, &basis, nspin, nbands, sum)
+            .map_err(|e| e.to_string())?;
+        basis.distribute(&model.crystal, par, nspin, &Default::default())?;
+        Ok(basis)
+    }
+
     /// Run on the layout `par`: set it as [`Basis::parallel`] and deal the plane waves of the
     /// k-points this rank's group computes over its G-vector group
     /// ([`Basis::distribute_gvectors`]). Collective on `par`'s world.
