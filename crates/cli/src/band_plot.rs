@@ -1,59 +1,69 @@
 //! The band-structure picture of `planewave bands`, drawn from the results document it writes.
 //!
-//! Contract: [`svg`] plots every band against the length along the path (1/bohr), energies in
+//! Contract: [`BandPicture`] plots every band against the length along the path (1/bohr), energies in
 //! eV (all of the computed bands) with zero at the valence maximum (integer occupations) or the Fermi level (smearing),
 //! the vertices as vertical lines with their labels (`G`, `Gamma` drawn as Γ; a jump's two
 //! labels as `U|K`), spin up blue and down red, and the gap's edges as a shaded band with its width in
-//! the caption. plotters draws it; the SVG needs no font on the machine that writes it.
+//! the caption. plotters draws it ([`crate::picture`]: SVG and PNG).
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde_json::Value;
 
+use crate::picture::{Picture, FONT};
+
 use planewave_core::input::units::EV_PER_HARTREE;
 
-/// The SVG of a band-structure document (see `planewave_core::band_structure`).
-pub fn svg(doc: &Value, title: &str) -> Result<String, String> {
-    let x: Vec<f64> =
-        serde_json::from_value(doc["distance_inv_bohr"].clone()).map_err(|e| e.to_string())?;
-    let bands: Vec<Vec<Vec<f64>>> =
-        serde_json::from_value(doc["eigenvalues_ha"].clone()).map_err(|e| e.to_string())?;
-    let labels: Vec<(usize, String)> =
-        serde_json::from_value(doc["labels"].clone()).map_err(|e| e.to_string())?;
-    let (zero, what) = match (doc["vbm_ha"].as_f64(), doc["fermi_level_ha"].as_f64()) {
-        (Some(v), _) => (v, "E - E_VBM (eV)"),
-        (None, Some(f)) => (f, "E - E_F (eV)"),
-        _ => (0.0, "E (eV)"),
-    };
-    let ev = |e: f64| (e - zero) * EV_PER_HARTREE;
-    let lowest = bands
-        .iter()
-        .flatten()
-        .flatten()
-        .fold(f64::INFINITY, |a, &e| a.min(ev(e)));
-    let highest = bands
-        .iter()
-        .flatten()
-        .flatten()
-        .fold(f64::NEG_INFINITY, |a, &e| a.max(ev(e)));
-    let y = (lowest - 1.0, highest + 0.5);
-    let x_end = x.last().copied().unwrap_or(1.0).max(1e-9);
-    let caption = match doc["gap_ev"].as_f64() {
-        Some(g) => {
-            let kind = if doc["gap_direct"].as_bool() == Some(true) {
-                "direct"
-            } else {
-                "indirect"
-            };
-            format!("{title}: gap {g:.3} eV ({kind})")
-        }
-        None => title.to_string(),
-    };
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (800, 600)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(caption, ("sans-serif", 22))
+/// The picture of a band-structure document (see `planewave_core::band_structure`).
+pub struct BandPicture<'a> {
+    pub doc: &'a Value,
+    pub title: &'a str,
+}
+
+impl Picture for BandPicture<'_> {
+    fn size(&self) -> (u32, u32) {
+        (800, 600)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        let (doc, title) = (self.doc, self.title);
+        let x: Vec<f64> =
+            serde_json::from_value(doc["distance_inv_bohr"].clone()).map_err(|e| e.to_string())?;
+        let bands: Vec<Vec<Vec<f64>>> =
+            serde_json::from_value(doc["eigenvalues_ha"].clone()).map_err(|e| e.to_string())?;
+        let labels: Vec<(usize, String)> =
+            serde_json::from_value(doc["labels"].clone()).map_err(|e| e.to_string())?;
+        let (zero, what) = match (doc["vbm_ha"].as_f64(), doc["fermi_level_ha"].as_f64()) {
+            (Some(v), _) => (v, "E - E_VBM (eV)"),
+            (None, Some(f)) => (f, "E - E_F (eV)"),
+            _ => (0.0, "E (eV)"),
+        };
+        let ev = |e: f64| (e - zero) * EV_PER_HARTREE;
+        let lowest = bands
+            .iter()
+            .flatten()
+            .flatten()
+            .fold(f64::INFINITY, |a, &e| a.min(ev(e)));
+        let highest = bands
+            .iter()
+            .flatten()
+            .flatten()
+            .fold(f64::NEG_INFINITY, |a, &e| a.max(ev(e)));
+        let y = (lowest - 1.0, highest + 0.5);
+        let x_end = x.last().copied().unwrap_or(1.0).max(1e-9);
+        let caption = match doc["gap_ev"].as_f64() {
+            Some(g) => {
+                let kind = if doc["gap_direct"].as_bool() == Some(true) {
+                    "direct"
+                } else {
+                    "indirect"
+                };
+                format!("{title}: gap {g:.3} eV ({kind})")
+            }
+            None => title.to_string(),
+        };
+        let mut chart = ChartBuilder::on(root)
+            .caption(caption, (FONT, 22))
             .margin(15)
             .x_label_area_size(35)
             .y_label_area_size(55)
@@ -65,8 +75,8 @@ pub fn svg(doc: &Value, title: &str) -> Result<String, String> {
             .disable_x_axis()
             .light_line_style(WHITE)
             .y_desc(what)
-            .axis_desc_style(("sans-serif", 16))
-            .label_style(("sans-serif", 14))
+            .axis_desc_style((FONT, 16))
+            .label_style((FONT, 14))
             .draw()
             .map_err(|e| e.to_string())?;
         if let Some(g) = doc["gap_ev"].as_f64() {
@@ -89,14 +99,13 @@ pub fn svg(doc: &Value, title: &str) -> Result<String, String> {
             chart
                 .draw_series(std::iter::once(line))
                 .map_err(|e| e.to_string())?;
-            let style = ("sans-serif", 18).into_font().color(&BLACK);
+            let style = (FONT, 18).into_font().color(&BLACK);
             let pixel = chart.backend_coord(&(at, y.0));
             root.draw_text(&text, &style, (pixel.0 - 5, pixel.1 + 8))
                 .map_err(|e| e.to_string())?;
         }
-        root.present().map_err(|e| e.to_string())?;
+        Ok(())
     }
-    Ok(out)
 }
 
 /// The labels at their path lengths, Γ spelt out, labels at one length joined (`U|K`).
@@ -128,7 +137,11 @@ mod tests {
             "labels": [[0, "G"], [2, "X"], [3, "U"], [4, "K"]],
             "vbm_ha": 0.0, "cbm_ha": 0.1, "gap_ev": 2.72, "gap_direct": false,
         });
-        let text = svg(&doc, "test").unwrap();
+        let text = crate::picture::svg(&BandPicture {
+            doc: &doc,
+            title: "test",
+        })
+        .unwrap();
         assert!(text.starts_with("<svg"), "{}", &text[..40]);
         for part in ["Γ", "X|U", "K", "gap 2.720 eV (indirect)", "E - E_VBM (eV)"] {
             assert!(text.contains(part), "no `{part}` in the picture");

@@ -14,7 +14,7 @@ use planewave_core::kpath;
 use planewave_core::scf::ScfResult;
 use planewave_core::setup::Setup;
 
-use crate::{band_plot, sibling, Output};
+use crate::{band_plot, picture, sibling, Output};
 
 /// The bands of `s`'s path from the converged `scf`; the files' paths, or the error to print.
 pub(crate) fn run(s: &Setup, scf: &ScfResult, input: &Path, out: &Output) -> Result<(), String> {
@@ -53,19 +53,20 @@ pub(crate) fn run(s: &Setup, scf: &ScfResult, input: &Path, out: &Output) -> Res
     let json = sibling(input, "bands.json");
     let text = serde_json::to_string_pretty(&doc).expect("the band structure serialises");
     out.write(&json, &text)?;
-    let picture = sibling(input, "bands.svg");
     if out.root {
-        let svg = band_plot::svg(&doc, &s.spec.title)?;
-        crate::write_atomically(&picture, &svg)
-            .map_err(|e| format!("cannot write {}: {e}", picture.display()))?;
-    }
-    if out.talks() {
-        summary(&b, &path, t0.elapsed().as_secs_f64());
-        println!(
-            "band structure written to {} and {}",
-            json.display(),
-            picture.display()
-        );
+        let picture = band_plot::BandPicture {
+            doc: &doc,
+            title: &s.spec.title,
+        };
+        let (svg, png) = picture::write_both(&picture, input, "bands")?;
+        if out.talks() {
+            summary(&b, &path, t0.elapsed().as_secs_f64());
+            let files = [json.display(), svg.display(), png.display()];
+            println!(
+                "band structure written to {}, {} and {}",
+                files[0], files[1], files[2]
+            );
+        }
     }
     if !b.converged {
         return Err(format!(

@@ -13,7 +13,7 @@ use planewave_core::input::DosMethod;
 use planewave_core::scf::ScfResult;
 use planewave_core::setup::Setup;
 
-use crate::{dos_plot, sibling, Output};
+use crate::{dos_plot, picture, sibling, Output};
 
 /// The density of states of `s` from the converged `scf`, or the error to print.
 pub(crate) fn run(s: &Setup, scf: &ScfResult, input: &Path, out: &Output) -> Result<(), String> {
@@ -23,12 +23,16 @@ pub(crate) fn run(s: &Setup, scf: &ScfResult, input: &Path, out: &Output) -> Res
     let json = sibling(input, "dos.json");
     let text = serde_json::to_string_pretty(&doc).expect("the DOS serialises");
     out.write(&json, &text)?;
-    let picture = sibling(input, "dos.svg");
-    if out.root {
-        let svg = dos_plot::svg(&doc, &s.spec.title)?;
-        crate::write_atomically(&picture, &svg)
-            .map_err(|e| format!("cannot write {}: {e}", picture.display()))?;
-    }
+    let pictures = match out.root {
+        true => {
+            let picture = dos_plot::DosPicture {
+                doc: &doc,
+                title: &s.spec.title,
+            };
+            Some(picture::write_both(&picture, input, "dos")?)
+        }
+        false => None,
+    };
     if out.talks() {
         let reference = match (d.vbm, d.fermi_level) {
             (Some(v), _) => format!("valence maximum {:.4} eV", v * EV_PER_HARTREE),
@@ -49,11 +53,13 @@ pub(crate) fn run(s: &Setup, scf: &ScfResult, input: &Path, out: &Output) -> Res
             d.valid_up_to * EV_PER_HARTREE,
             t0.elapsed().as_secs_f64()
         );
-        println!(
-            "density of states written to {} and {}",
-            json.display(),
-            picture.display()
-        );
+        if let Some((svg, png)) = &pictures {
+            let files = [json.display(), svg.display(), png.display()];
+            println!(
+                "density of states written to {}, {} and {}",
+                files[0], files[1], files[2]
+            );
+        }
     }
     Ok(())
 }

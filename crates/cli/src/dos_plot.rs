@@ -1,33 +1,43 @@
 //! The density-of-states picture of `planewave dos`, drawn from the results document it writes.
 //!
-//! Contract: [`svg`] plots D(E) in states/eV per cell against E in eV with zero at the valence
+//! Contract: [`DosPicture`] plots D(E) in states/eV per cell against E in eV with zero at the valence
 //! maximum (integer occupations) or the Fermi level (smearing), spin down below the axis,
 //! a vertical line at zero, and the region above `valid_up_to_ev` (too few bands) greyed.
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde_json::Value;
 
-/// The SVG of a density-of-states document (see `planewave_core::dos`).
-pub fn svg(doc: &Value, title: &str) -> Result<String, String> {
-    let energies: Vec<f64> =
-        serde_json::from_value(doc["energy_ev"].clone()).map_err(|e| e.to_string())?;
-    let dos: Vec<Vec<f64>> =
-        serde_json::from_value(doc["dos_per_ev"].clone()).map_err(|e| e.to_string())?;
-    let (zero, what) = match (doc["vbm_ev"].as_f64(), doc["fermi_level_ev"].as_f64()) {
-        (Some(v), _) => (v, "E - E_VBM (eV)"),
-        (None, Some(f)) => (f, "E - E_F (eV)"),
-        _ => (0.0, "E (eV)"),
-    };
-    let x0 = energies.first().copied().unwrap_or(0.0) - zero;
-    let x1 = energies.last().copied().unwrap_or(1.0) - zero;
-    let top = dos.iter().flatten().copied().fold(0.0, f64::max) * 1.05;
-    let bottom = if dos.len() > 1 { -top } else { 0.0 };
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (800, 500)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{title}: density of states"), ("sans-serif", 22))
+use crate::picture::{Picture, FONT};
+
+/// The picture of a density-of-states document (see `planewave_core::dos`).
+pub struct DosPicture<'a> {
+    pub doc: &'a Value,
+    pub title: &'a str,
+}
+
+impl Picture for DosPicture<'_> {
+    fn size(&self) -> (u32, u32) {
+        (800, 500)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        let (doc, title) = (self.doc, self.title);
+        let energies: Vec<f64> =
+            serde_json::from_value(doc["energy_ev"].clone()).map_err(|e| e.to_string())?;
+        let dos: Vec<Vec<f64>> =
+            serde_json::from_value(doc["dos_per_ev"].clone()).map_err(|e| e.to_string())?;
+        let (zero, what) = match (doc["vbm_ev"].as_f64(), doc["fermi_level_ev"].as_f64()) {
+            (Some(v), _) => (v, "E - E_VBM (eV)"),
+            (None, Some(f)) => (f, "E - E_F (eV)"),
+            _ => (0.0, "E (eV)"),
+        };
+        let x0 = energies.first().copied().unwrap_or(0.0) - zero;
+        let x1 = energies.last().copied().unwrap_or(1.0) - zero;
+        let top = dos.iter().flatten().copied().fold(0.0, f64::max) * 1.05;
+        let bottom = if dos.len() > 1 { -top } else { 0.0 };
+        let mut chart = ChartBuilder::on(root)
+            .caption(format!("{title}: density of states"), (FONT, 22))
             .margin(15)
             .x_label_area_size(45)
             .y_label_area_size(60)
@@ -38,8 +48,8 @@ pub fn svg(doc: &Value, title: &str) -> Result<String, String> {
             .light_line_style(WHITE)
             .x_desc(what)
             .y_desc("states/eV per cell")
-            .axis_desc_style(("sans-serif", 16))
-            .label_style(("sans-serif", 14))
+            .axis_desc_style((FONT, 16))
+            .label_style((FONT, 14))
             .draw()
             .map_err(|e| e.to_string())?;
         if let Some(v) = doc["valid_up_to_ev"]
@@ -66,9 +76,8 @@ pub fn svg(doc: &Value, title: &str) -> Result<String, String> {
         chart
             .draw_series(std::iter::once(line))
             .map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
+        Ok(())
     }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -82,7 +91,11 @@ mod tests {
             "dos_per_ev": [[0.0, 1.0, 2.0, 0.5, 0.0]],
             "vbm_ev": 0.0, "valid_up_to_ev": 1.5,
         });
-        let text = svg(&doc, "test").unwrap();
+        let text = crate::picture::svg(&DosPicture {
+            doc: &doc,
+            title: "test",
+        })
+        .unwrap();
         assert!(text.starts_with("<svg") && text.contains("states/eV per cell"));
         assert!(text.contains("E - E_VBM (eV)") && text.contains("<polyline"));
     }

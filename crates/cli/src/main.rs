@@ -25,6 +25,7 @@ mod dos_plot;
 mod grid_files;
 mod heap;
 mod launch;
+mod picture;
 mod report;
 mod tuning_env;
 
@@ -284,14 +285,15 @@ enum Command {
     /// (Setyawan-Curtarolo; cubic, tetragonal, orthorhombic, hexagonal, rhombohedral).
     ///
     /// Writes what `run` writes, `<stem>.bands.json` (k-points, path length, labels,
-    /// eigenvalues in Ha, band edges or Fermi level) and `<stem>.bands.svg` (the picture, eV
-    /// from the valence maximum or the Fermi level). Example: planewave bands examples/si.toml
+    /// eigenvalues in Ha, band edges or Fermi level) and the picture as `<stem>.bands.svg` and
+    /// `.png` (eV from the valence maximum or the Fermi level).
+    /// Example: planewave bands examples/si.toml
     Bands(CalcArgs),
     /// Run the SCF, then the density of states on a denser k-point grid with the density held
     /// fixed ([dos] in the input; defaults without it).
     ///
     /// Writes what `run` writes, `<stem>.dos.json` (energies in eV, states/eV per cell,
-    /// electrons per cell up to each energy, per spin) and `<stem>.dos.svg`.
+    /// electrons per cell up to each energy, per spin) and `<stem>.dos.svg` and `.png`.
     /// Example: planewave dos examples/si.toml
     Dos(CalcArgs),
     /// Validate an input and print the set-up (cell, k-points, FFT grid, plane waves, memory).

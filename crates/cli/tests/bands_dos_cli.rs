@@ -23,6 +23,21 @@ fn folder(tag: &str) -> PathBuf {
     dir
 }
 
+/// `path` is a PNG of `size` pixels with more than a few drawn (not white) ones.
+fn assert_png(path: &Path, size: (u32, u32)) {
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{}", path.display());
+    let dim = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+    assert_eq!((dim(16), dim(20)), size, "{}", path.display());
+    // A blank 800 x 600 picture compresses to a few kB; the drawn one does not.
+    assert!(
+        bytes.len() > 20_000,
+        "{}: {} bytes",
+        path.display(),
+        bytes.len()
+    );
+}
+
 fn bands(dir: &Path, input: &str, args: &[&str]) -> std::process::Output {
     planewave(dir, &[&["bands", input], args].concat())
 }
@@ -72,6 +87,7 @@ fn the_si_example_gives_its_band_structure_files() {
     assert_eq!(doc["gap_direct"], false);
     let svg = std::fs::read_to_string(dir.join("si.bands.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("Γ") && svg.contains("U|K"));
+    assert_png(&dir.join("si.bands.png"), (800, 600));
     assert!(
         dir.join("si.json").exists(),
         "the SCF's results are written too"
@@ -101,6 +117,7 @@ fn the_si_example_gives_its_density_of_states() {
     assert!((n[0].last().unwrap() - 16.0).abs() < 1e-6);
     let svg = std::fs::read_to_string(dir.join("si.dos.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("density of states"));
+    assert_png(&dir.join("si.dos.png"), (800, 500));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
