@@ -8,19 +8,19 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// A fresh folder with the Si example and its pseudopotential.
 fn folder(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("planewave-bands-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("pseudos")).unwrap();
-    std::fs::copy(root().join("examples/si.toml"), dir.join("si.toml")).unwrap();
-    let pseudo = "pseudos/Si-q4.lda.cp2k";
-    std::fs::copy(root().join("examples").join(pseudo), dir.join(pseudo)).unwrap();
-    dir
+    let files = [
+        ("examples/si.toml", "si.toml"),
+        ("examples/pseudos/Si-q4.lda.cp2k", "pseudos/Si-q4.lda.cp2k"),
+    ];
+    common::case_folder(&format!("bands-{tag}"), &files)
 }
 
 /// `path` is a PNG of `size` pixels with more than a few drawn (not white) ones.

@@ -9,16 +9,8 @@ mod common;
 
 /// A folder `tag` with the Si pseudopotential and a small cell-relaxation input `si.toml`.
 fn relax_case(tag: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("planewave_relax_cli_{tag}_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
-    std::fs::copy(
-        data.join("pseudos/gth/Si-q4.lda.cp2k"),
-        dir.join("Si-q4.lda.cp2k"),
-    )
-    .unwrap();
+    let pseudo = ("tests/data/pseudos/gth/Si-q4.lda.cp2k", "Si-q4.lda.cp2k");
+    let dir = common::case_folder(&format!("relax-cli-{tag}"), &[pseudo]);
     std::fs::write(
         dir.join("si.toml"),
         r#"[structure]

@@ -45,8 +45,11 @@ pub struct Dos {
     pub valid_up_to: f64,
 }
 
+/// Widths beyond which a Gaussian-broadened state is taken as all below or all above.
+const GAUSSIAN_REACH: f64 = 6.0;
+
 /// D and N of `eigenvalues[spin][k][band]` with k-weights `weights` (adding to 1) at
-/// `energies` (Ha), Gaussian width `width` (Ha), `spin_factor` electrons per band.
+/// `energies` (Ha, ascending), Gaussian width `width` (Ha), `spin_factor` electrons per band.
 pub fn gaussian(
     eigenvalues: &[Vec<Vec<f64>>],
     weights: &[f64],
@@ -55,17 +58,29 @@ pub fn gaussian(
     energies: &[f64],
 ) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     let norm = 1.0 / (width * std::f64::consts::PI.sqrt());
+    // Beyond 6 widths a state adds nothing to D (e^-36) and its whole weight to N.
+    let reach = GAUSSIAN_REACH * width;
     let per_channel = |channel: &Vec<Vec<f64>>| {
         let mut d = vec![0.0; energies.len()];
         let mut n = vec![0.0; energies.len()];
+        let mut filled = vec![0.0; energies.len() + 1];
         for (bands, &w) in channel.iter().zip(weights) {
+            let c = spin_factor * w;
             for &e in bands {
-                for (i, &x) in energies.iter().enumerate() {
-                    let t = (x - e) / width;
-                    d[i] += spin_factor * w * norm * (-t * t).exp();
-                    n[i] += spin_factor * w * 0.5 * erfc(-t);
+                let lo = energies.partition_point(|&x| x < e - reach);
+                let hi = energies.partition_point(|&x| x <= e + reach);
+                for i in lo..hi {
+                    let t = (energies[i] - e) / width;
+                    d[i] += c * norm * (-t * t).exp();
+                    n[i] += c * 0.5 * erfc(-t);
                 }
+                filled[hi] += c;
             }
+        }
+        let mut below = 0.0;
+        for (ni, f) in n.iter_mut().zip(&filled) {
+            below += f;
+            *ni += below;
         }
         (d, n)
     };

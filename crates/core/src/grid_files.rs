@@ -17,7 +17,6 @@
 use std::fmt::Write as _;
 
 use num_complex::Complex64;
-use planewave_fft::Fft3d;
 
 use crate::basis::Basis;
 use crate::input::units::ANGSTROM_PER_BOHR;
@@ -32,7 +31,7 @@ pub fn on_grid(basis: &Basis, local_g: &[Complex64]) -> Vec<f64> {
     for (m, c) in basis.rho_global_millers().iter().zip(&whole) {
         grid[basis.grid.index_of(*m)] = *c;
     }
-    Fft3d::new(basis.grid).backward(&mut grid);
+    basis.fft.backward(&mut grid);
     grid.iter().map(|z| z.re).collect()
 }
 

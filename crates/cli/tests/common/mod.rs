@@ -64,3 +64,19 @@ pub fn si_example(tag: &str, args: &[&str]) -> (String, serde_json::Value) {
     std::fs::remove_file(&json).unwrap();
     (String::from_utf8(out.stdout).unwrap(), doc)
 }
+
+/// An empty folder `planewave-<tag>-<pid>` in the temporary directory holding copies of
+/// `files` (paths relative to the repository root, copied to the folder under the same
+/// relative path unless given a `to` name).
+pub fn case_folder(tag: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = std::env::temp_dir().join(format!("planewave-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (from, to) in files {
+        let to = dir.join(to);
+        std::fs::create_dir_all(to.parent().expect("a file in the folder")).unwrap();
+        std::fs::copy(root.join(from), &to).unwrap();
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
