@@ -14,12 +14,47 @@
 //!   back end can implement on device memory.
 //! - [`crate::hamiltonian::KHamiltonian::assemble`] sums the Fourier-diagonal and real-space
 //!   operators, so that one FFT round trip per band applies every real-space term and the
-//!   kinetic energy with it (the fused fast path); projector and low-rank operators are applied
-//!   after it, each on the whole block (BLAS-3).
+//!   kinetic energy with it (the fused fast path, a [`LocalOperator`]: [`FftLocal`] on the CPU,
+//!   a device back end's own through [`crate::hamiltonian::KHamiltonian::with_local`]);
+//!   projector and low-rank operators are applied after it, each on the whole block (BLAS-3).
 
 use crate::bands::BandScalar;
 use crate::basis::Kpoint;
+use planewave_fft::Fft3d;
 use planewave_linalg::{MatMut, MatRef};
+
+/// The fused local part of H on a block: `out = (D + V) psi`, with D the Fourier-diagonal
+/// operators' sum (a value per band-vector component) and V the real-space ones' sum (a value
+/// per grid point of this rank), one grid round trip per band.
+pub trait LocalOperator<T: BandScalar>: Sync {
+    /// `out = (D + V) psi` for the block `psi` (columns are bands) of k-point `kpt`, with
+    /// `diagonal` = D and `potential` = V. Collective on the k-point's G-vector group.
+    fn apply(
+        &self,
+        kpt: &Kpoint,
+        diagonal: &[f64],
+        potential: &[f64],
+        psi: MatRef<'_, T>,
+        out: MatMut<'_, T>,
+    );
+}
+
+/// The CPU's local operator: batched FFTs through the grid plan `0`
+/// ([`BandScalar::apply_local`]).
+pub struct FftLocal<'a>(pub &'a Fft3d);
+
+impl<T: BandScalar> LocalOperator<T> for FftLocal<'_> {
+    fn apply(
+        &self,
+        kpt: &Kpoint,
+        diagonal: &[f64],
+        potential: &[f64],
+        psi: MatRef<'_, T>,
+        out: MatMut<'_, T>,
+    ) {
+        T::apply_local(kpt, self.0, (diagonal, potential), psi, out);
+    }
+}
 
 /// A projector operator `sum_ij |beta_i> D_ij <beta_j|` on the band blocks of one k-point.
 pub trait ProjectorOperator<T: BandScalar>: Sync {
