@@ -412,14 +412,16 @@ impl Reader<'_> {
             None | Some("scf") => {}
             Some("relax") => relax.requested = true,
             Some("vc-relax") => (relax.requested, relax.cell) = (true, true),
-            Some(_) => {
+            Some(other) => {
                 let msg = format!(
                     "calculation = '{}' is not supported: planewave does 'scf', 'relax' and 'vc-relax'",
                     c.calculation.as_deref().unwrap_or_default()
                 );
-                return Err(self
-                    .err("calculation", msg)
-                    .with_hint("use calculation = 'scf', 'relax' or 'vc-relax'"));
+                let hint = match other {
+                    "bands" | "nscf" => "run `planewave bands` or `planewave dos` on the SCF's input instead: they run the SCF (or continue it with --restart) and then the fixed-density step, along the crystal's high-symmetry path or a TOML [bands] path, or on a [dos] grid",
+                    _ => "use calculation = 'scf', 'relax' or 'vc-relax'",
+                };
+                return Err(self.err("calculation", msg).with_hint(hint));
             }
         }
         let properties = Properties {
@@ -946,6 +948,12 @@ K_POINTS automatic
             "calculation",
             "md",
         );
+        let e = fails(
+            &SI2.replace("calculation='scf'", "calculation='bands'"),
+            "calculation",
+            "'bands' is not supported",
+        );
+        assert!(e.hint.unwrap().contains("planewave bands"));
         let e = fails(
             &SI2.replace("nbnd=8,", "nbnd=8, lda_plus_u=.true.,"),
             "lda_plus_u",
