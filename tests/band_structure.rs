@@ -31,6 +31,7 @@ fn qe_path() -> BandsSpec {
             v("Γ", [0.0; 3], 1),
         ],
         nbands: Some(12),
+        density: None,
     }
 }
 

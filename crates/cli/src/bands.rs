@@ -18,12 +18,18 @@ use crate::{band_plot, picture, sibling, Output};
 
 /// The bands of `s`'s path from the converged `scf`; the files' paths, or the error to print.
 pub(crate) fn run(s: &Setup, scf: &ScfResult, input: &Path, out: &Output) -> Result<(), String> {
-    let auto = match &s.spec.bands {
+    let given = s.spec.bands.as_ref().filter(|b| !b.path.is_empty());
+    let auto = match given {
         Some(_) => None,
-        None => Some(kpath::automatic(&s.model.crystal, kpath::DENSITY)?),
+        None => {
+            let density = s.spec.bands.as_ref().and_then(|b| b.density);
+            let mut a = kpath::automatic(&s.model.crystal, density.unwrap_or(kpath::DENSITY))?;
+            a.bands.nbands = s.spec.bands.as_ref().and_then(|b| b.nbands);
+            Some(a)
+        }
     };
-    let spec = s.spec.bands.as_ref().or(auto.as_ref().map(|a| &a.bands));
-    let spec = spec.expect("a path: the input's or the automatic one");
+    let spec = given.or(auto.as_ref().map(|a| &a.bands));
+    let spec = spec.expect("a path: the input's or the crystal's");
     let path = spec.kpoints();
     if let (Some(a), true) = (&auto, out.talks()) {
         println!(

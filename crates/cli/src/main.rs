@@ -576,7 +576,7 @@ fn calculation(args: CalcArgs, mode: Mode) -> ExitCode {
         };
         parallel.apply(&mut spec);
         tuning_env::apply_strategies(&mut spec, &strategies);
-        if mode == Mode::Bands && spec.bands.is_none() {
+        if mode == Mode::Bands && spec.bands.as_ref().is_none_or(|b| b.path.is_empty()) {
             if let Err(e) = kpath::of_input(&spec) {
                 return out.fail(&format!("error: {}: {e}", spec.source.display()));
             }

@@ -183,7 +183,12 @@ fn without_path(tag: &str) -> (PathBuf, String) {
 #[test]
 fn an_input_without_a_path_gets_its_lattice_path() {
     let (dir, text) = without_path("auto");
-    std::fs::write(dir.join("si.toml"), &text).unwrap();
+    // A [bands] table without a path: the crystal's own, 20 points per 1/bohr, 10 bands.
+    std::fs::write(
+        dir.join("si.toml"),
+        format!("{text}\n[bands]\nnbands = 10\ndensity = 20\n"),
+    )
+    .unwrap();
     let out = bands(&dir, "si.toml", &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -195,6 +200,10 @@ fn an_input_without_a_path_gets_its_lattice_path() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("si.bands.json")).unwrap()).unwrap();
     assert_eq!(doc["path_source"]["lattice"], "FCC");
+    let eigenvalues = doc["eigenvalues_ha"][0].as_array().unwrap();
+    assert_eq!(eigenvalues[0].as_array().unwrap().len(), 10);
+    // Γ to X is 2π/a = 0.612 1/bohr: 12 points at 20 per 1/bohr.
+    assert_eq!(doc["labels"][1], serde_json::json!([12, "X"]));
     let labels: Vec<String> = (doc["labels"].as_array().unwrap().iter())
         .map(|l| l[1].as_str().unwrap().to_string())
         .collect();

@@ -56,8 +56,8 @@ struct Variant {
     path: &'static str,
 }
 
-/// The path of the crystal `spec` declares, at [`DENSITY`] (before any pseudopotential is
-/// read: a refusal costs nothing).
+/// The path of the crystal `spec` declares, at its `[bands] density` or [`DENSITY`] (before any
+/// pseudopotential is read: a refusal costs nothing).
 pub fn of_input(spec: &RunSpec) -> Result<AutoPath, String> {
     let species = |label: &str| spec.species.iter().position(|s| s.symbol == label);
     let atoms = (spec.atoms.iter())
@@ -66,7 +66,11 @@ pub fn of_input(spec: &RunSpec) -> Result<AutoPath, String> {
             frac: a.frac,
         })
         .collect();
-    automatic(&Crystal::new(spec.lattice, atoms)?, DENSITY)
+    let density = spec.bands.as_ref().and_then(|b| b.density);
+    automatic(
+        &Crystal::new(spec.lattice, atoms)?,
+        density.unwrap_or(DENSITY),
+    )
 }
 
 /// The path of `crystal` from its symmetry (atoms told apart by species), `density` points
@@ -108,7 +112,11 @@ pub fn automatic(crystal: &Crystal, density: f64) -> Result<AutoPath, String> {
     let path = vertices(v.path, &vertex, &crystal.recip, density);
     Ok(AutoPath {
         lattice: v.name,
-        bands: BandsSpec { path, nbands: None },
+        bands: BandsSpec {
+            path,
+            nbands: None,
+            density: Some(density),
+        },
         cells: crystal.volume / det(&v.primitive).abs(),
     })
 }

@@ -33,10 +33,13 @@ fn default_points() -> usize {
 /// What `planewave bands` computes after the SCF.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BandsSpec {
-    /// The path's vertices, at least two.
+    /// The path's vertices, at least two; none: the crystal's high-symmetry path.
     pub path: Vec<PathVertex>,
     /// Bands per k-point (default: the SCF's).
     pub nbands: Option<usize>,
+    /// Points per 1/bohr of the high-symmetry path, when the path is the crystal's (None: the
+    /// program's default).
+    pub density: Option<f64>,
 }
 
 /// The k-points of a path and where its vertices fall.
@@ -53,7 +56,7 @@ pub struct PathPoints {
 impl BandsSpec {
     /// Checks the path: two vertices or more, finite coordinates, at least one point a segment.
     pub(crate) fn checked(path: Vec<PathVertex>, nbands: Option<usize>) -> Result<Self, Refusal> {
-        let hint = "path = [ { label = \"G\", k = [0, 0, 0], points = 20 }, { label = \"X\", k = [0.5, 0, 0.5] } ]";
+        let hint = "path = [ { label = \"G\", k = [0, 0, 0], points = 20 }, { label = \"X\", k = [0.5, 0, 0.5] } ], or no path for the crystal's own";
         if path.len() < 2 {
             return Err(Refusal::new("a path needs two vertices or more", hint));
         }
@@ -76,7 +79,11 @@ impl BandsSpec {
                 "leave it out for the SCF's",
             ));
         }
-        Ok(BandsSpec { path, nbands })
+        Ok(BandsSpec {
+            path,
+            nbands,
+            density: None,
+        })
     }
 
     /// The path's k-points, as pw.x spreads a crystal_b list.
@@ -105,12 +112,14 @@ impl BandsSpec {
     }
 }
 
-/// The TOML `[bands]` table.
+/// The TOML `[bands]` table: a path, or none for the crystal's high-symmetry path at
+/// `density` points per 1/bohr.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct BandsTable {
-    path: Vec<PathVertex>,
+    path: Option<Vec<PathVertex>>,
     nbands: Option<i64>,
+    density: Option<f64>,
 }
 
 impl BandsTable {
@@ -119,7 +128,32 @@ impl BandsTable {
             .nbands
             .map(|n| doc.count("bands.nbands", n))
             .transpose()?;
-        BandsSpec::checked(self.path, nbands).map_err(|r| doc.err("bands.path", r.message, r.hint))
+        let Some(path) = self.path else {
+            if let Some(d) = self.density.filter(|d| !(d.is_finite() && *d > 0.0)) {
+                let msg =
+                    format!("density must be a positive number of points per 1/bohr, got {d}");
+                return Err(doc.err("bands.density", msg, "e.g. density = 40 (the default)"));
+            }
+            if nbands == Some(0) {
+                let msg = "nbands must be at least 1";
+                return Err(doc.err("bands.nbands", msg, "leave it out for the SCF's"));
+            }
+            let density = self.density;
+            return Ok(BandsSpec {
+                path: Vec::new(),
+                nbands,
+                density,
+            });
+        };
+        if self.density.is_some() {
+            let hint = "remove density (a given path has its points per segment), or the path";
+            return Err(doc.err(
+                "bands.density",
+                "density is for the crystal's own path, and a path is given",
+                hint,
+            ));
+        }
+        BandsSpec::checked(path, nbands).map_err(|r| doc.err("bands.path", r.message, r.hint))
     }
 }
 

@@ -1042,6 +1042,21 @@ nbands = 2
             "bands.nbands",
             "non-negative",
         );
+        // No path: the crystal's own, with its density of points and the bands asked for.
+        let b = p(&with("nbands = 12\ndensity = 25"))
+            .unwrap()
+            .bands
+            .unwrap();
+        assert_eq!(
+            (b.path.len(), b.nbands, b.density),
+            (0, Some(12), Some(25.0))
+        );
+        fails(&with("density = -3"), "bands.density", "positive");
+        fails(
+            &with("density = 20\npath = [ { label = \"G\", k = [0, 0, 0] }, { label = \"X\", k = [0.5, 0, 0.5] } ]"),
+            "bands.density",
+            "a path is given",
+        );
     }
 
     #[test]
