@@ -1,7 +1,7 @@
 //! Band structures with the SCF density held fixed (`band_structure::compute`), against
 //! Quantum ESPRESSO 6.7's `calculation = 'bands'` on the si2_lda_gth reference SCF: 67 k-points
 //! along L-Γ-X-U|K-Γ, 12 bands (tests/data/post/si2_lda_gth/bands.json; the path is the
-//! crystal_b list of its `bands_pw.in`).
+//! crystal_b list of its `bands_pw.in`); the same bands without symmetry and with collinear spin.
 
 use planewave::core::input::{BandsSpec, PathVertex};
 use planewave::core::scf::IterationInfo;
@@ -87,4 +87,53 @@ fn si2_bands_match_quantum_espresso() {
     let d = doc["distance_inv_bohr"].as_array().unwrap();
     assert_eq!(d[44], d[45], "no length across the U|K jump");
     assert!((doc["gap_ev"].as_f64().unwrap() - (cbm - vbm) * 27.211386245988).abs() < 2e-5);
+}
+
+/// The reference SCF with `change` applied, then its bands at every sixth point of QE's path
+/// compared with QE's (every spin channel, 12 bands): (channels, largest difference in Ha).
+fn bands_against_qe(change: impl Fn(&mut input::RunSpec)) -> (usize, f64) {
+    let text = std::fs::read_to_string(data("post/si2_lda_gth/bands.json")).unwrap();
+    let qe: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let want: Vec<Vec<Vec<f64>>> = serde_json::from_value(qe["eigenvalues_ha"].clone()).unwrap();
+    let mut spec = input::load(&data("qe/si2_lda_gth/pw.in")).unwrap();
+    change(&mut spec);
+    let s = setup::build(spec).unwrap();
+    let c = workflow::run(&s, None, |_: &IterationInfo| {}).unwrap();
+    let path = qe_path().kpoints();
+    let picked: Vec<usize> = (0..path.kpoints.len()).step_by(6).collect();
+    let ks: Vec<[f64; 3]> = picked.iter().map(|&i| path.kpoints[i]).collect();
+    let b = band_structure::compute(&s, &c.scf, &ks, Some(12)).unwrap();
+    assert!(b.converged);
+    let mut worst: f64 = 0.0;
+    for channel in &b.eigenvalues {
+        for (got, &i) in channel.iter().zip(&picked) {
+            for (e, r) in got.iter().zip(&want[0][i]) {
+                worst = worst.max((e - r).abs());
+            }
+        }
+    }
+    (b.eigenvalues.len(), worst)
+}
+
+#[test]
+fn si2_bands_without_symmetry_and_with_spin_are_the_same() {
+    // Without symmetry: the SCF on all 64 k-points of the grid, one channel.
+    let (channels, worst) = bands_against_qe(|s| s.use_symmetry = false);
+    println!("without symmetry: {worst:.2e} Ha from QE");
+    assert!(
+        channels == 1 && worst < 1e-6,
+        "{channels} channels, {worst:e} Ha from QE"
+    );
+    // Collinear spin with no moment: two channels, each the unpolarised bands.
+    let (channels, worst) = bands_against_qe(|s| {
+        s.spin = input::Spin::Collinear {
+            starting_magnetization: vec![0.0; s.atoms.len()],
+            total_magnetization: Some(0.0),
+        }
+    });
+    println!("collinear spin: {worst:.2e} Ha from QE");
+    assert!(
+        channels == 2 && worst < 1e-6,
+        "{channels} channels, {worst:e} Ha from QE"
+    );
 }
