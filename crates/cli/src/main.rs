@@ -2,7 +2,9 @@
 //!
 //! `planewave run INPUT` runs an SCF (TOML or Quantum ESPRESSO pw.x input, recognised by content),
 //! printing one line per iteration, a summary, forces and stress, and writes a results JSON; a QE
-//! input with `calculation = 'relax' | 'vc-relax'` is relaxed instead.
+//! input with `calculation = 'relax' | 'vc-relax'` is relaxed instead, one with `'bands' | 'nscf'`
+//! starts from the SCF state of its save folder ([`qe_workflow`]), and a dos.x, bands.x or
+//! pp.x input writes that program's files ([`qe_post`]).
 //! `planewave relax INPUT` relaxes the structure (positions; the cell too with `[relax] cell`).
 //! `planewave bands INPUT` runs the SCF, then the band structure along the input's `[bands]` path.
 //! `planewave dos INPUT` runs the SCF, then the density of states on a denser grid.
@@ -26,6 +28,8 @@ mod grid_files;
 mod heap;
 mod launch;
 mod picture;
+mod qe_post;
+mod qe_workflow;
 mod report;
 mod tuning_env;
 
@@ -272,6 +276,11 @@ struct CalcArgs {
 enum Command {
     /// Run a self-consistent calculation, then forces and stress ([properties] in the input).
     ///
+    /// A QE workflow runs with pw.x, bands.x, dos.x and pp.x replaced by `planewave run`: a
+    /// pw.x SCF keeps its state in <outdir>/<prefix>.save, where a later pw.x
+    /// calculation='bands' or 'nscf' input of the same prefix and outdir starts its
+    /// fixed-density step, and bands.x (&bands), dos.x (&dos) and pp.x (&inputpp, &plot)
+    /// inputs write those programs' files.
     /// Example: planewave run examples/si.toml
     Run(CalcArgs),
     /// Relax atomic positions (and the cell with `[relax] cell = true`) by BFGS or FIRE.
@@ -566,6 +575,22 @@ fn calculation(args: CalcArgs, mode: Mode) -> ExitCode {
             ))
         }
     };
+    match read_post_input(input) {
+        Ok(Some(post)) if mode == Mode::Scf => {
+            // QE's post-processing programs are serial: under a launcher rank 0 runs them.
+            let root = planewave_comm::foreign_launcher_ranks().is_none_or(|l| l.rank.unwrap_or(0) == 0);
+            return if root { qe_post::run(&post) } else { ExitCode::SUCCESS };
+        }
+        Ok(Some(_)) => {
+            return fail(&format!(
+                "error: {}: this is an input of QE's dos.x, bands.x or pp.x: run it with `planewave run {}`",
+                input.display(),
+                input.display()
+            ))
+        }
+        Ok(None) => {}
+        Err(e) => return fail(&e),
+    }
     let run = (checkpoint, tuning);
     launch::run_ranks(parallel.ranks, |world, place| {
         let out = Output::new(world.as_ref(), quiet);
@@ -580,6 +605,12 @@ fn calculation(args: CalcArgs, mode: Mode) -> ExitCode {
             if let Err(e) = kpath::of_input(&spec) {
                 return out.fail(&format!("error: {}: {e}", spec.source.display()));
             }
+        }
+        if spec.qe.as_ref().is_some_and(|q| q.non_scf.is_some()) {
+            if mode != Mode::Scf {
+                return out.fail(&format!("error: {}: a pw.x calculation = 'bands' or 'nscf' input runs with `planewave run {}` (after the SCF of the same prefix and outdir)", input.display(), input.display()));
+            }
+            return qe_workflow::run_non_scf(spec, (input, json.clone()), tuning, &out, world);
         }
         match mode {
             Mode::Relax => run_relax(spec, input, json.clone(), run, &out, world, place),
@@ -660,7 +691,17 @@ fn run_scf(
         report::setup(&s);
         report::placement(&s, &place);
     }
-    s.params.checkpoint = Some(checkpoint.plan(input));
+    let save = qe_workflow::scf_save(&s.spec);
+    let mut plan = checkpoint.plan(input);
+    if let (Some(save), None) = (&save, &checkpoint.checkpoint) {
+        (plan.path, plan.at_end) = (save.join(qe_workflow::STATE), true);
+    }
+    if let Some(save) = save.as_ref().filter(|_| out.root) {
+        if let Err(e) = qe_workflow::prepare_save(save) {
+            return out.fail(&format!("error: {}: {e}", input.display()));
+        }
+    }
+    s.params.checkpoint = Some(plan.clone());
     s.params.tuning = tuning;
     s.params.stop = match checkpoint.stop_when(t_start, s.spec.scf.max_seconds) {
         Ok(w) => Some(w),
@@ -734,7 +775,6 @@ fn run_scf(
     if let Err(e) = out.write(&path, &text) {
         return out.fail(&format!("error: {e}"));
     }
-    let plan = checkpoint.plan(input);
     if out.talks() {
         println!("results written to {}", path.display());
         if plan.at_end && r.stopped.is_none() {
@@ -759,6 +799,17 @@ fn run_scf(
             );
         }
         return ExitCode::from(1);
+    }
+    if let Some(save) = save.as_ref().filter(|_| out.root) {
+        if let Err(e) = qe_workflow::keep_scf(&s, save, &plan.path) {
+            return out.fail(&format!("error: {e}"));
+        }
+        if out.talks() {
+            println!(
+                "SCF state kept in {} for the bands, nscf, dos.x, bands.x and pp.x steps",
+                save.display()
+            );
+        }
     }
     if !s.spec.output.density.is_empty() {
         match grid_files::write(&s, r, input, out) {
@@ -1064,6 +1115,15 @@ fn check(input: &Path, ranks: usize, kpoint_groups: Option<usize>) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// The dos.x, bands.x or pp.x input at `path`, None for any other input (which `input::load`
+/// reads and judges).
+fn read_post_input(path: &Path) -> Result<Option<input::PostInput>, String> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(None);
+    };
+    input::read_post_input(&text, path).map_err(|e| e.to_string())
 }
 
 fn prepare(path: &Path) -> Result<setup::Setup, String> {

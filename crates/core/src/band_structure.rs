@@ -129,16 +129,24 @@ pub fn compute(
         .fermi
         .as_ref()
         .map(|f| f.iter().copied().fold(f64::MIN, f64::max));
-    let occupied = fermi_level.is_none().then(|| {
-        let count = |s: &Vec<Vec<f64>>| s[0].iter().filter(|&&f| f > 1e-6).count();
-        r.occupations.occ.iter().map(count).collect()
-    });
-    Ok(BandStructure {
-        kpoints_frac: kpoints.to_vec(),
-        eigenvalues: r.eigenvalues,
-        iterations: r.iterations,
-        converged: r.converged,
-        occupied,
-        fermi_level,
-    })
+    Ok(BandStructure::from_run(kpoints, &r, fermi_level))
+}
+
+impl BandStructure {
+    /// The bands of `kpoints` from the fixed-density result `r` on them; `fermi_level`: the
+    /// SCF's, with smearing (without, the occupied bands are counted from `r`).
+    pub fn from_run(kpoints: &[[f64; 3]], r: &ScfResult, fermi_level: Option<f64>) -> Self {
+        let occupied = fermi_level.is_none().then(|| {
+            let count = |s: &Vec<Vec<f64>>| s[0].iter().filter(|&&f| f > 1e-6).count();
+            r.occupations.occ.iter().map(count).collect()
+        });
+        BandStructure {
+            kpoints_frac: kpoints.to_vec(),
+            eigenvalues: r.eigenvalues.clone(),
+            iterations: r.iterations,
+            converged: r.converged,
+            occupied,
+            fermi_level,
+        }
+    }
 }

@@ -11,6 +11,7 @@
 //! 3 s to the highest plus 3 s (tetrahedra: from the lowest to the highest) in the input's
 //! step, as dos.x's. Collective.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::fixed_density;
@@ -87,6 +88,50 @@ pub fn gaussian(
     eigenvalues.iter().map(per_channel).unzip()
 }
 
+/// Eigenvalues on a k-point grid with what a DOS needs to integrate them: the product of a
+/// fixed-density step on a grid (QE's nscf), which dos.x reads back.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GridBands {
+    /// `eigenvalues[spin][k][band]` (Ha) of the irreducible k-points.
+    pub eigenvalues: Vec<Vec<Vec<f64>>>,
+    /// Their weights (adding to 1).
+    pub weights: Vec<f64>,
+    /// The whole grid, when the k-points are a Monkhorst-Pack grid's irreducible points.
+    pub grid: Option<TetrahedronGrid>,
+    /// Electrons per cell.
+    pub n_electrons: f64,
+    /// Highest occupied eigenvalue with integer occupations (Ha).
+    pub vbm: Option<f64>,
+    /// The SCF's Fermi level (Ha), with smearing.
+    pub fermi_level: Option<f64>,
+}
+
+/// A Monkhorst-Pack grid and where its points' bands are.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TetrahedronGrid {
+    /// Points along b1, b2, b3.
+    pub size: [usize; 3],
+    /// Half-step shifts.
+    pub shift: [bool; 3],
+    /// `map[p]`: the irreducible k-point of grid point p (in `monkhorst_pack` order).
+    pub map: Vec<usize>,
+    /// Reciprocal vectors (rows, 1/bohr), for the tetrahedra's shortest diagonal.
+    pub recip: [[f64; 3]; 3],
+}
+
+/// How to turn [`GridBands`] into a DOS.
+#[derive(Debug, Clone, Copy)]
+pub struct Broadening {
+    /// Gaussian or tetrahedra.
+    pub method: DosMethod,
+    /// Gaussian width s (Ha).
+    pub width: f64,
+    /// Energy step (Ha).
+    pub step: f64,
+    /// The energy range (Ha); None: the eigenvalues' (with 3 s either side for Gaussians).
+    pub range: (Option<f64>, Option<f64>),
+}
+
 /// The density of states of `scf_setup`'s `[dos]`, from the converged `scf`. Collective.
 pub fn compute(scf_setup: &Setup, scf: &ScfResult) -> Result<Dos, InputError> {
     let spec = &scf_setup.spec;
@@ -101,76 +146,155 @@ pub fn compute(scf_setup: &Setup, scf: &ScfResult) -> Result<Dos, InputError> {
             },
             other => other.clone(),
         });
-    let nbands = spec.dos.nbands;
-    let (r, weights, tets) = match spec.dos.method {
-        DosMethod::Gaussian => {
-            let (at, r) = fixed_density::run(scf_setup, scf, kpoints, true, nbands)?;
-            (r, at.basis.kpoints.iter().map(|k| k.weight).collect(), None)
-        }
-        DosMethod::Tetrahedra | DosMethod::TetrahedraOpt => {
-            let (grid, shift) = tetrahedron_grid(spec, &kpoints)?;
-            let full = monkhorst_pack(grid, shift);
-            let (set, map) = reduce_kpoints_with_map(&full, &scf_setup.model.symmetries, true);
-            let list = Kpoints::Explicit(set.kpoints.into_iter().zip(set.weights).collect());
-            let (_, r) = fixed_density::run(scf_setup, scf, list, false, nbands)?;
-            (
-                r,
-                Vec::new(),
-                Some((tetrahedra(grid, &scf_setup.model.crystal.recip), map)),
-            )
-        }
+    if spec.dos.method != DosMethod::Gaussian {
+        tetrahedron_grid(spec, &kpoints)?;
+    }
+    let (at, r) = fixed_density::run(scf_setup, scf, kpoints, true, spec.dos.nbands)?;
+    let fermi = scf.occupations.fermi.as_ref();
+    let g = grid_bands(
+        &at,
+        &r,
+        fermi.map(|f| f.iter().copied().fold(f64::MIN, f64::max)),
+    );
+    let how = Broadening {
+        method: spec.dos.method,
+        width: spec.dos.width,
+        step: spec.dos.step,
+        range: (None, None),
     };
-    let nspin = r.eigenvalues.len();
-    let all = r.eigenvalues.iter().flatten().flatten();
+    from_grid(&g, &how).map_err(|m| InputError::new(&spec.source, m).with_key("dos"))
+}
+
+/// The eigenvalues of the fixed-density result `r` on `at`'s k-points, with the whole grid
+/// when those are a Monkhorst-Pack grid's irreducible points; `fermi_level`: the SCF's.
+pub fn grid_bands(at: &Setup, r: &ScfResult, fermi_level: Option<f64>) -> GridBands {
+    let grid = match &at.spec.kpoints {
+        Kpoints::MonkhorstPack { grid, shift } => {
+            let full = monkhorst_pack(*grid, *shift);
+            let (set, map) = reduce_kpoints_with_map(&full, &at.model.symmetries, true);
+            let same = set.kpoints.len() == at.basis.kpoints.len()
+                && (set.kpoints.iter().zip(&at.basis.kpoints))
+                    .all(|(a, b)| (0..3).all(|i| (a[i] - b.frac[i]).abs() < 1e-12));
+            same.then_some(TetrahedronGrid {
+                size: *grid,
+                shift: *shift,
+                map,
+                recip: at.model.crystal.recip,
+            })
+        }
+        _ => None,
+    };
+    let occupied = (r.eigenvalues.iter().zip(&r.occupations.occ)).flat_map(|(e, o)| {
+        e.iter()
+            .zip(o)
+            .flat_map(|(e, o)| e.iter().zip(o).filter(|(_, &f)| f > 1e-6).map(|(e, _)| *e))
+    });
+    GridBands {
+        eigenvalues: r.eigenvalues.clone(),
+        weights: at.basis.kpoints.iter().map(|k| k.weight).collect(),
+        grid,
+        n_electrons: at.model.n_electrons,
+        vbm: fermi_level
+            .is_none()
+            .then(|| occupied.fold(f64::NEG_INFINITY, f64::max)),
+        fermi_level,
+    }
+}
+
+/// The Fermi level of `g` by tetrahedra (`optimised`: Kawamura's, else linear): the middle of
+/// the energies at which the integrated DOS holds the electron count (the middle of the gap of
+/// an insulator, the single such energy of a metal); None without a grid of 2 points a side, or
+/// when the bands computed hold fewer states than there are electrons.
+pub fn tetrahedron_fermi_level(g: &GridBands, optimised: bool) -> Option<f64> {
+    let grid = g.grid.as_ref().filter(|t| t.size.iter().all(|&n| n >= 2))?;
+    let tets = tetrahedra(grid.size, &grid.recip);
+    let how = if optimised {
+        Interpolation::Optimised
+    } else {
+        Interpolation::Linear
+    };
+    let factor = 2.0 / g.eigenvalues.len() as f64;
+    let count = |e: f64| -> f64 {
+        (g.eigenvalues.iter())
+            .map(|c| tetrahedron::dos(&tets, how, |p| &c[grid.map[p]][..], factor, &[e]).1[0])
+            .sum()
+    };
+    let all = g.eigenvalues.iter().flatten().flatten();
     let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &e| {
         (a.min(e), b.max(e))
     });
-    let (width, step) = (spec.dos.width, spec.dos.step);
-    let margin = if tets.is_some() { 0.0 } else { 3.0 * width };
-    let count = ((hi - lo + 2.0 * margin) / step).ceil() as usize + 1;
-    let energies: Vec<f64> = (0..count).map(|i| lo - margin + i as f64 * step).collect();
-    let factor = 2.0 / nspin as f64;
+    let (lo, hi, target) = (lo - 1.0, hi + 1.0, g.n_electrons);
+    if count(hi) < target - 1e-8 {
+        return None;
+    }
+    // The first energy with N >= target, and the last with N <= target.
+    let bisect = |reached: &dyn Fn(f64) -> bool| {
+        let (mut a, mut b) = (lo, hi);
+        for _ in 0..80 {
+            let m = 0.5 * (a + b);
+            (a, b) = if reached(m) { (a, m) } else { (m, b) };
+        }
+        0.5 * (a + b)
+    };
+    let first = bisect(&|e| count(e) >= target - 1e-8);
+    let last = bisect(&|e| count(e) > target + 1e-8);
+    Some(0.5 * (first + last))
+}
+
+/// The DOS of `g` as `how` says, or why not (tetrahedra without a grid).
+pub fn from_grid(g: &GridBands, how: &Broadening) -> Result<Dos, String> {
+    let tets = match (how.method, &g.grid) {
+        (DosMethod::Gaussian, _) => None,
+        (_, Some(grid)) if grid.size.iter().all(|&n| n >= 2) => {
+            Some((tetrahedra(grid.size, &grid.recip), &grid.map))
+        }
+        (_, grid) => {
+            let what = grid.as_ref().map_or("a k-point list".to_string(), |t| {
+                format!("the grid {:?}", t.size)
+            });
+            return Err(format!("a DOS by tetrahedra needs a Monkhorst-Pack grid of at least 2 points a side, and the bands are on {what}"));
+        }
+    };
+    let all = g.eigenvalues.iter().flatten().flatten();
+    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &e| {
+        (a.min(e), b.max(e))
+    });
+    let margin = if tets.is_some() { 0.0 } else { 3.0 * how.width };
+    let lo = how.range.0.unwrap_or(lo - margin);
+    let hi = how.range.1.unwrap_or(hi + margin);
+    let count = ((hi - lo) / how.step).ceil() as usize + 1;
+    let energies: Vec<f64> = (0..count).map(|i| lo + i as f64 * how.step).collect();
+    let factor = 2.0 / g.eigenvalues.len() as f64;
     let (dos, integrated) = match &tets {
-        None => gaussian(&r.eigenvalues, &weights, factor, width, &energies),
-        Some((tets, map)) => r
+        None => gaussian(&g.eigenvalues, &g.weights, factor, how.width, &energies),
+        Some((tets, map)) => g
             .eigenvalues
             .iter()
             .map(|channel| {
-                let how = match spec.dos.method {
+                let interpolation = match how.method {
                     DosMethod::TetrahedraOpt => Interpolation::Optimised,
                     _ => Interpolation::Linear,
                 };
-                tetrahedron::dos(tets, how, |p| &channel[map[p]][..], factor, &energies)
+                tetrahedron::dos(
+                    tets,
+                    interpolation,
+                    |p| &channel[map[p]][..],
+                    factor,
+                    &energies,
+                )
             })
             .unzip(),
     };
-    let top = r.eigenvalues.iter().flatten().filter_map(|b| b.last());
-    let fermi_level = scf
-        .occupations
-        .fermi
-        .as_ref()
-        .map(|f| f.iter().copied().fold(f64::MIN, f64::max));
-    let occupied = r
-        .eigenvalues
-        .iter()
-        .zip(&r.occupations.occ)
-        .flat_map(|(e, o)| {
-            e.iter()
-                .zip(o)
-                .flat_map(|(e, o)| e.iter().zip(o).filter(|(_, &f)| f > 1e-6).map(|(e, _)| *e))
-        });
-    let vbm = fermi_level
-        .is_none()
-        .then(|| occupied.fold(f64::NEG_INFINITY, f64::max));
+    let top = g.eigenvalues.iter().flatten().filter_map(|b| b.last());
     Ok(Dos {
-        method: spec.dos.method,
+        method: how.method,
         energies,
         dos,
         integrated,
-        width,
-        kpoints: r.eigenvalues.first().map_or(0, Vec::len),
-        vbm,
-        fermi_level,
+        width: how.width,
+        kpoints: g.weights.len(),
+        vbm: g.vbm,
+        fermi_level: g.fermi_level,
         valid_up_to: top.copied().fold(f64::INFINITY, f64::min),
     })
 }

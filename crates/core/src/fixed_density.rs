@@ -14,7 +14,7 @@ use std::sync::Arc;
 use num_complex::Complex64;
 
 use crate::basis::Basis;
-use crate::input::{InputError, Kpoints};
+use crate::input::{InputError, Kpoints, RunSpec};
 use crate::restart::ScfStart;
 use crate::scf::policies::{
     ConvergenceQuery, ConvergenceTest, EigensolverTolerance, Mixer, Mixing, Policies,
@@ -44,12 +44,7 @@ pub fn run(
     nbands: Option<usize>,
 ) -> Result<(Setup, ScfResult), InputError> {
     let spec = &scf_setup.spec;
-    if spec.hybrid.is_some() {
-        let msg =
-            "band structures and densities of states of hybrid functionals are not implemented yet";
-        let hint = "use the semilocal functional for them";
-        return Err(InputError::new(&spec.source, msg).with_hint(hint));
-    }
+    refuse_hybrids(spec)?;
     let mut next = spec.clone();
     next.kpoints = kpoints;
     next.use_symmetry = symmetry && spec.use_symmetry;
@@ -64,8 +59,16 @@ pub fn run(
         &at.model,
         &at.basis,
     );
+    let r = solve(&at, carried.density_g)?;
+    Ok((at, r))
+}
+
+/// The bands of `at`'s k-points with `density_g` (on `at`'s density sphere, per spin) held
+/// fixed. Collective.
+pub fn solve(at: &Setup, density_g: Vec<Vec<Complex64>>) -> Result<ScfResult, InputError> {
+    refuse_hybrids(&at.spec)?;
     let start = ScfStart {
-        density_g: carried.density_g,
+        density_g,
         wavefunctions: None,
     };
     let mut params = at.params.clone();
@@ -77,9 +80,19 @@ pub fn run(
     params.checkpoint = None;
     params.max_iterations = params.max_iterations.min(20);
     let quiet = |_: &scf::IterationInfo| {};
-    let r = scf::run_observed(&at.model, &at.basis, &params, Some(start), quiet)
-        .map_err(|m| InputError::new(&spec.source, m).with_hint("see the message above"))?;
-    Ok((at, r))
+    scf::run_observed(&at.model, &at.basis, &params, Some(start), quiet)
+        .map_err(|m| InputError::new(&at.spec.source, m).with_hint("see the message above"))
+}
+
+/// Hybrids are refused: their exchange operator would have to be carried over too.
+fn refuse_hybrids(spec: &RunSpec) -> Result<(), InputError> {
+    if spec.hybrid.is_none() {
+        return Ok(());
+    }
+    let msg =
+        "band structures and densities of states of hybrid functionals are not implemented yet";
+    let hint = "use the semilocal functional for them";
+    Err(InputError::new(&spec.source, msg).with_hint(hint))
 }
 
 /// Every band to the same residual, whatever the density residual.

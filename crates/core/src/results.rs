@@ -102,15 +102,48 @@ const STABLE_TERMS: [&str; 8] = [
     "minus_ts",
 ];
 
+/// The results document of a fixed-density step (QE's `bands` or `nscf`, `calculation`):
+/// the SCF document's keys for the k-points, eigenvalues, occupations and structure, with
+/// `fermi_level_ha` the one the caller found (the SCF's, or the nscf grid's).
+pub fn non_scf_json(
+    at: &Setup,
+    r: &ScfResult,
+    calculation: &str,
+    fermi_level: Option<f64>,
+) -> Value {
+    json!({
+        "schema_version": SCHEMA_VERSION,
+        "program": "planewave",
+        "version": env!("CARGO_PKG_VERSION"),
+        "input": at.spec.source.display().to_string(),
+        "calculation": calculation,
+        "converged": r.converged,
+        "fixed_density_iterations": r.iterations,
+        "functional": at.model.functional.name(),
+        "fermi_level_ha": fermi_level,
+        "n_electrons": at.model.n_electrons,
+        "nspin": at.model.nspin(),
+        "nbands": at.params.nbands,
+        "kpoints": kpoint_list(at),
+        "eigenvalues_ha": r.eigenvalues,
+        "occupations": r.occupations.occ,
+        "fft_grid": at.basis.grid.dims,
+        "ecut_ha": at.basis.ecut,
+        "structure": structure(at),
+    })
+}
+
+/// Every k-point: fractional coordinates, weight and plane waves.
+fn kpoint_list(setup: &Setup) -> Vec<Value> {
+    let k = setup.basis.kpoints.iter();
+    k.map(|k| json!({"frac": k.frac, "weight": k.weight, "npw": k.npw_global()}))
+        .collect()
+}
+
 fn scf_json(setup: &Setup, r: &ScfResult) -> Value {
     let e = &r.energies;
     let fermi = r.occupations.fermi.as_ref().map(|f| f[0]);
-    let kpoints: Vec<Value> = setup
-        .basis
-        .kpoints
-        .iter()
-        .map(|k| json!({"frac": k.frac, "weight": k.weight, "npw": k.npw_global()}))
-        .collect();
+    let kpoints = kpoint_list(setup);
     json!({
         "schema_version": SCHEMA_VERSION,
         "program": "planewave",

@@ -66,6 +66,17 @@ impl BandsSpec {
                 hint,
             ));
         }
+        if let Some(v) = path
+            .iter()
+            .find(|v| v.k.iter().any(|x| x.abs() > 1.0 + 1e-9))
+        {
+            let msg = format!(
+                "vertex {} at k = ({}, {}, {}) is outside the Brillouin zone's definition: reduced coordinates (fractions of b1, b2, b3) of a zone point lie in [-1, 1]",
+                v.label, v.k[0], v.k[1], v.k[2]
+            );
+            let hint = "give the equivalent point inside (subtract whole reciprocal vectors), or check that the coordinates are reduced and not Cartesian";
+            return Err(Refusal::new(msg, hint));
+        }
         if let Some(v) = path[..path.len() - 1].iter().find(|v| v.points == 0) {
             let msg = format!(
                 "vertex {}: points must be at least 1 (1 jumps to the next vertex)",
@@ -187,6 +198,9 @@ mod tests {
         assert_eq!(p.jumps, [45]);
         assert_eq!(p.kpoints[18], [0.5 / 20.0, 0.0, 0.5 / 20.0]);
         assert!(BandsSpec::checked(vec![v("G", [0.0; 3], 0)], None).is_err());
+        let outside = vec![v("G", [0.0; 3], 5), v("X", [1.5, 0.0, 0.5], 0)];
+        let e = BandsSpec::checked(outside, None).unwrap_err();
+        assert!(e.message.contains("vertex X") && e.message.contains("outside"));
         let zero = vec![v("G", [0.0; 3], 0), v("X", [0.5, 0.0, 0.5], 0)];
         assert!(BandsSpec::checked(zero, None).is_err());
     }

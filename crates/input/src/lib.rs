@@ -149,7 +149,9 @@ mod named;
 mod poscar;
 mod qe;
 mod qe_lattice;
+mod qe_post;
 mod qe_syntax;
+mod qe_workflow;
 mod smearing;
 mod toml;
 mod toml_errors;
@@ -165,6 +167,10 @@ pub use self::dos::{DosMethod, DosSpec};
 pub use self::error::InputError;
 pub use self::hybrid::{Hybrid, KernelSpec};
 pub use self::kpoints::Kpoints;
+pub use self::qe_post::{
+    read as read_post_input, BandsX, DosX, PlotFormat, PlotQuantity, PostInput, PpX, SaveRef,
+};
+pub use self::qe_workflow::{save_dir_of, NonScf, QeRun};
 pub use self::validate::KeyNames;
 
 /// A validated description of one SCF run, in Hartree atomic units.
@@ -220,6 +226,9 @@ pub struct RunSpec {
     pub dos: DosSpec,
     /// Files written after the SCF (TOML `[output]`).
     pub output: OutputSpec,
+    /// A pw.x input's workflow keys: where its state is kept (`outdir`, `prefix`) and the
+    /// non-SCF step it asks for; None for TOML.
+    pub qe: Option<QeRun>,
     /// Where the input wrote things, so that later stages (set-up) can point at
     /// the key and line in the user's own format.
     pub origin: Origin,

@@ -26,7 +26,8 @@
 //!   k grid, checked at set-up),
 //!   `ecutfock` = ecutrho only, `ecutvcut` = 0, `localization_thr` = 0, `ace` = true; these
 //!   keys without a hybrid, `screening_parameter` with pbe0, and `tstress` are errors.
-//! * `occupations` fixed | smearing; `smearing` gaussian/gauss,
+//! * `occupations` fixed | smearing (tetrahedra, tetrahedra_lin, tetrahedra_opt in an nscf step:
+//!   the method of its density of states); `smearing` gaussian/gauss,
 //!   methfessel-paxton/m-p/mp, marzari-vanderbilt/cold/m-v/mv, fermi-dirac/f-d/fd
 //!   (QE default gaussian); `degauss` (Ry) -> width/2 Ha.
 //! * `nspin` 1 | 2; `tot_magnetization`; `starting_magnetization(i)` per species.
@@ -41,12 +42,14 @@
 //!   lobpcg; absent -> davidson (QE's default too). `diago_david_ndim` -> the Davidson
 //!   search space (planewave's default is 3, QE's 2).
 //! * `pseudo_dir` relative to the input file's folder (default: that folder).
-//! * `calculation` 'scf' | 'relax' | 'vc-relax' (the last two run a relaxation);
+//! * `calculation` 'scf' | 'relax' | 'vc-relax' (the last two run a relaxation) | 'bands' |
+//!   'nscf' (fixed-density steps after the SCF of the same `prefix` and `outdir`,
+//!   [`super::QeRun`]);
 //!   `tprnfor`, `tstress` (forces are always computed; stress with tstress or vc-relax);
 //!   `forc_conv_thr` (Ry/bohr), `press` and `press_conv_thr` (kbar), `nstep`,
 //!   `ion_dynamics` 'bfgs' | 'fire', `cell_dofree` 'all' (only).
-//! * Accepted and ignored (no physics): prefix (-> title),
-//!   outdir, wfcdir, disk_io, verbosity, wf_collect, iprint, etot_conv_thr,
+//! * `prefix` (-> title) and `outdir` name the save folder of a QE workflow ([`super::QeRun`]).
+//! * Accepted and ignored (no physics): wfcdir, disk_io (but 'none' keeps no save folder), disk_io, verbosity, wf_collect, iprint, etot_conv_thr,
 //!   lkpoint_dir, title, startingwfc (not 'file'), startingpot (not 'file'),
 //!   scf_must_converge, diago_full_acc, and &ions/&cell keys
 //!   that only matter for relaxations.
@@ -54,7 +57,9 @@
 //! * ibrav 0 (CELL_PARAMETERS bohr | angstrom | alat) and every Bravais lattice of pw.x (1-14,
 //!   -3, -5, -9, 91, -12, -13; [`super::qe_lattice`]) from celldm(1..6) or A, B, C (angstrom)
 //!   with cosAB, cosAC, cosBC.
-//! * K_POINTS automatic | gamma | crystal (list) | tpiba (list, the default option).
+//! * K_POINTS automatic | gamma | crystal (list) | tpiba (list, the default option); crystal_b
+//!   and tpiba_b (a band path, `calculation = 'bands'` only; each row's weight is the points to
+//!   the next vertex, its `! label` comment the vertex's name).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -67,8 +72,9 @@ use super::qe_syntax::{self, Document, Refused};
 use super::units::HARTREE_PER_RYDBERG;
 use super::validate::{validate, Lines, QE_KEYS};
 use super::{
-    base_dir, stem, AtomSpec, InputError, InputFormat, Kpoints, Properties, RelaxAlgorithm,
-    RelaxSpec, RunSpec, ScfSpec, Smearing, SpeciesSpec, Spin, GPA_IN_HA_PER_BOHR3,
+    base_dir, stem, AtomSpec, DosMethod, DosSpec, InputError, InputFormat, Kpoints, NonScf,
+    Properties, QeRun, RelaxAlgorithm, RelaxSpec, RunSpec, ScfSpec, Smearing, SpeciesSpec, Spin,
+    GPA_IN_HA_PER_BOHR3,
 };
 
 #[path = "qe_cards.rs"]
@@ -85,15 +91,7 @@ const KBAR: f64 = 0.1 * GPA_IN_HA_PER_BOHR3;
 const NAMELISTS: [(&str, &[&str]); 5] = [
     (
         "control",
-        &[
-            "title",
-            "verbosity",
-            "outdir",
-            "wfcdir",
-            "disk_io",
-            "iprint",
-            "etot_conv_thr",
-        ],
+        &["title", "verbosity", "wfcdir", "iprint", "etot_conv_thr"],
     ),
     ("system", &[]),
     ("electrons", &[]),
@@ -123,6 +121,8 @@ struct Control {
     restart_mode: Option<String>,
     pseudo_dir: Option<String>,
     prefix: Option<String>,
+    outdir: Option<String>,
+    disk_io: Option<String>,
     tstress: Option<bool>,
     tprnfor: Option<bool>,
     max_seconds: Option<f64>,
@@ -222,7 +222,8 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
     let control: Control = r.namelist("control")?;
     let sys: System = r.namelist("system")?;
     let electrons: Electrons = r.namelist("electrons")?;
-    let (relax, properties) = r.relax(&control, &r.namelist("ions")?, &r.namelist("cell")?)?;
+    let (relax, properties, non_scf) =
+        r.relax(&control, &r.namelist("ions")?, &r.namelist("cell")?)?;
     let ibrav = r.required("ibrav", sys.ibrav)?;
     let nat = r.count("nat", r.required("nat", sys.nat)?)?;
     let ntyp = r.count("ntyp", r.required("ntyp", sys.ntyp)?)?;
@@ -241,7 +242,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         );
         return Err(e.with_hint("set tstress = .false. (and use calculation = 'scf' or 'relax')"));
     }
-    let smearing = r.smearing(&sys)?;
+    let (smearing, dos_method) = r.smearing(&sys, non_scf)?;
     let magnetisation = r.magnetisation(&sys, ntyp)?;
     let mut lines = r.lines(ibrav);
     let dir = base_dir(source);
@@ -249,6 +250,10 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
     let species = r.species(ntyp, &pseudo_dir, &mut lines)?;
     let (lattice, alat) = r.lattice(&sys, ibrav)?;
     let atoms = r.atoms(nat, &lattice, alat, &mut lines)?;
+    let band_path = r.band_path(&lattice, alat, text)?;
+    if band_path.is_some() && non_scf != Some(NonScf::Bands) {
+        r.kpoints(&lattice, alat)?;
+    }
     let spin = magnetisation.map_or(Spin::None, |(by_species, total)| Spin::Collinear {
         starting_magnetization: atoms
             .iter()
@@ -266,7 +271,14 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
             .map(|p| p.trim().to_string())
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| stem(source)),
-        kpoints: r.kpoints(&lattice, alat)?,
+        kpoints: match &band_path {
+            Some(p) => {
+                let list = p.kpoints().kpoints;
+                let w = 1.0 / list.len() as f64;
+                Kpoints::Explicit(list.into_iter().map(|k| (k, w)).collect())
+            }
+            None => r.kpoints(&lattice, alat)?,
+        },
         lattice,
         atoms,
         species,
@@ -283,13 +295,61 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         properties,
         relax,
         parallel: Default::default(),
-        bands: None,
-        dos: Default::default(),
+        bands: band_path,
+        dos: DosSpec {
+            method: dos_method.unwrap_or_default(),
+            ..Default::default()
+        },
         output: Default::default(),
         origin: lines.origin(InputFormat::QuantumEspresso),
+        qe: Some(QeRun {
+            prefix: (control.prefix.as_deref().map(str::trim))
+                .filter(|p| !p.is_empty())
+                .unwrap_or("pwscf")
+                .to_string(),
+            outdir: control.outdir.as_deref().map(|o| dir.join(o.trim())),
+            folder: dir.clone(),
+            alat,
+            non_scf,
+            keep: control.disk_io.as_deref().map(lower).as_deref() != Some("none"),
+        }),
     };
     validate(&spec, &QE_KEYS, &lines)?;
+    if dos_method.is_some() {
+        r.tetrahedron_grid(&spec.kpoints)?;
+    }
     Ok(spec)
+}
+
+/// Namelist `name` of `doc` read into its struct (the default when it is absent), the keys
+/// `ignored` accepted without effect; a refusal names the key and its line in `file`.
+pub(crate) fn namelist_of<T: DeserializeOwned + Default>(
+    file: &Path,
+    doc: &Document,
+    name: &str,
+    ignored: &[&str],
+) -> Result<T, InputError> {
+    let Some(nl) = doc.namelist(name) else {
+        return Ok(T::default());
+    };
+    nl.deserialize(ignored).map_err(|(refused, entry)| {
+        let key = entry.map_or(format!("&{name}"), |e| e.key.clone());
+        let line = entry.map_or(nl.line, |e| e.line);
+        let err = InputError::new(file, "").with_key(key.clone()).at_line(Some(line));
+        let (message, hint) = match refused {
+            Refused::Unknown(known) => {
+                let physics = if name == "system" { " (it changes the physics)" } else { "" };
+                let base = entry.map_or("", |e| e.name.as_str());
+                let hint = did_you_mean(base, known.iter().chain(ignored).copied())
+                    .unwrap_or_else(|| "remove it (planewave cannot honour it), or write the run in planewave's TOML format".into());
+                let message =
+                    format!("QE key `{key}` in &{name} is not supported by planewave{physics}");
+                (message, Some(hint))
+            }
+            Refused::Value(m, hint) => (m, hint.map(str::to_string)),
+        };
+        InputError { message, hint, ..err }
+    })
 }
 
 /// `s` trimmed and in lower case.
@@ -328,31 +388,11 @@ impl Reader<'_> {
 
     /// Namelist `name` read into its struct (the default when it is absent).
     fn namelist<T: DeserializeOwned + Default>(&self, name: &str) -> Result<T, InputError> {
-        let Some(nl) = self.doc.namelist(name) else {
-            return Ok(T::default());
-        };
         let ignored = NAMELISTS
             .iter()
             .find(|(n, _)| *n == name)
             .map_or(&[][..], |n| n.1);
-        nl.deserialize(ignored).map_err(|(refused, entry)| {
-            let key = entry.map_or(format!("&{name}"), |e| e.key.clone());
-            let line = entry.map_or(nl.line, |e| e.line);
-            let err = InputError::new(self.file, "").with_key(key.clone()).at_line(Some(line));
-            let (message, hint) = match refused {
-                Refused::Unknown(known) => {
-                    let physics = if name == "system" { " (it changes the physics)" } else { "" };
-                    let base = entry.map_or("", |e| e.name.as_str());
-                    let hint = did_you_mean(base, known.iter().chain(ignored).copied())
-                        .unwrap_or_else(|| "remove it (planewave cannot honour it), or write the run in planewave's TOML format".into());
-                    let message =
-                        format!("QE key `{key}` in &{name} is not supported by planewave{physics}");
-                    (message, Some(hint))
-                }
-                Refused::Value(m, hint) => (m, hint.map(str::to_string)),
-            };
-            InputError { message, hint, ..err }
-        })
+        namelist_of(self.file, &self.doc, name, ignored)
     }
 
     /// A key &system must give.
@@ -400,33 +440,51 @@ impl Reader<'_> {
         lines
     }
 
+    /// The k-points of an nscf step by tetrahedra: a Monkhorst-Pack grid of 2 points a side or
+    /// more.
+    fn tetrahedron_grid(&self, kpoints: &Kpoints) -> Result<(), InputError> {
+        let grid = match kpoints {
+            Kpoints::MonkhorstPack { grid, .. } if grid.iter().all(|&n| n >= 2) => return Ok(()),
+            Kpoints::MonkhorstPack { grid, .. } => {
+                format!("the grid {}x{}x{}", grid[0], grid[1], grid[2])
+            }
+            _ => "a k-point list".to_string(),
+        };
+        let line = self.doc.card("K_POINTS").map(|c| c.line);
+        let msg = format!("occupations = 'tetrahedra...' integrate over a Monkhorst-Pack grid of at least 2 points a side, and this input gives {grid}");
+        Err(InputError::new(self.file, msg)
+            .with_key("K_POINTS")
+            .at_line(line)
+            .with_hint("use K_POINTS automatic, e.g. 12 12 12 0 0 0"))
+    }
+
     /// `calculation` and the relaxation keys of &control, &ions and &cell.
     fn relax(
         &self,
         c: &Control,
         ions: &Ions,
         cell: &Cell,
-    ) -> Result<(RelaxSpec, Properties), InputError> {
+    ) -> Result<(RelaxSpec, Properties, Option<NonScf>), InputError> {
         let mut relax = RelaxSpec::default();
+        let mut non_scf = None;
         match c.calculation.as_deref().map(lower).as_deref() {
             None | Some("scf") => {}
             Some("relax") => relax.requested = true,
             Some("vc-relax") => (relax.requested, relax.cell) = (true, true),
-            Some(other) => {
+            Some("bands") => non_scf = Some(NonScf::Bands),
+            Some("nscf") => non_scf = Some(NonScf::Nscf),
+            Some(_) => {
                 let msg = format!(
-                    "calculation = '{}' is not supported: planewave does 'scf', 'relax' and 'vc-relax'",
+                    "calculation = '{}' is not supported: planewave does 'scf', 'relax', 'vc-relax', 'bands' and 'nscf'",
                     c.calculation.as_deref().unwrap_or_default()
                 );
-                let hint = match other {
-                    "bands" | "nscf" => "run `planewave bands` or `planewave dos` on the SCF's input instead: they run the SCF (or continue it with --restart) and then the fixed-density step, along the crystal's high-symmetry path or a TOML [bands] path, or on a [dos] grid",
-                    _ => "use calculation = 'scf', 'relax' or 'vc-relax'",
-                };
+                let hint = "use one of those";
                 return Err(self.err("calculation", msg).with_hint(hint));
             }
         }
         let properties = Properties {
-            forces: c.tprnfor.unwrap_or(true) || relax.requested,
-            stress: c.tstress.unwrap_or(relax.cell) || relax.cell,
+            forces: non_scf.is_none() && (c.tprnfor.unwrap_or(true) || relax.requested),
+            stress: non_scf.is_none() && (c.tstress.unwrap_or(relax.cell) || relax.cell),
         };
         if let Some(x) = self.positive("forc_conv_thr", c.forc_conv_thr)? {
             relax.force_tolerance = x * HARTREE_PER_RYDBERG;
@@ -461,7 +519,7 @@ impl Reader<'_> {
             );
             return Err(e.with_hint("use cell_dofree = 'all' (the default)"));
         }
-        Ok((relax, properties))
+        Ok((relax, properties, non_scf))
     }
 
     /// `ecutrho`, which must be absent or 4 `ecutwfc` (norm-conserving pseudopotentials).
@@ -494,21 +552,40 @@ impl Reader<'_> {
         Ok(name.to_string())
     }
 
-    /// `occupations`, `smearing` and `degauss`.
-    fn smearing(&self, sys: &System) -> Result<Smearing, InputError> {
+    /// `occupations`, `smearing` and `degauss`; an nscf step's tetrahedra are the method of
+    /// its density of states (the occupations stay integer).
+    fn smearing(
+        &self,
+        sys: &System,
+        non_scf: Option<NonScf>,
+    ) -> Result<(Smearing, Option<DosMethod>), InputError> {
         let width = sys.degauss.unwrap_or(0.0) * HARTREE_PER_RYDBERG;
         match sys.occupations.as_deref().map(lower).as_deref() {
-            None | Some("fixed") => return Ok(Smearing::None),
+            None | Some("fixed") => return Ok((Smearing::None, None)),
             Some("smearing") => {}
+            Some(t @ ("tetrahedra" | "tetrahedra_opt" | "tetrahedra_lin")) => {
+                if non_scf != Some(NonScf::Nscf) {
+                    let msg = format!("occupations = '{t}' is implemented for the nscf step of a density of states only");
+                    let hint = "use 'smearing' for the SCF of a metal, then calculation = 'nscf' with tetrahedra";
+                    return Err(self.err("occupations", msg).with_hint(hint));
+                }
+                let method = match t {
+                    "tetrahedra_opt" => DosMethod::TetrahedraOpt,
+                    _ => DosMethod::Tetrahedra,
+                };
+                return Ok((Smearing::None, Some(method)));
+            }
             Some(o) => {
                 let e = self.err(
                     "occupations",
                     format!("occupations = '{o}' is not supported by planewave"),
                 );
-                return Err(e.with_hint("use 'fixed' or 'smearing'"));
+                return Err(
+                    e.with_hint("use 'fixed' or 'smearing' ('tetrahedra_opt' in an nscf step)")
+                );
             }
         }
-        match sys
+        let smearing = match sys
             .smearing
             .as_deref()
             .map(lower)
@@ -522,7 +599,8 @@ impl Reader<'_> {
             other => Err(self
                 .err("smearing", format!("smearing = '{other}' is not supported"))
                 .with_hint("use gaussian, methfessel-paxton, marzari-vanderbilt or fermi-dirac")),
-        }
+        }?;
+        Ok((smearing, None))
     }
 
     /// With `nspin = 2`: the starting magnetisation by species index (1-based) and the total
@@ -920,6 +998,50 @@ K_POINTS automatic
     }
 
     #[test]
+    fn a_bands_step_reads_its_path_and_an_nscf_step_its_tetrahedra() {
+        let path = "K_POINTS crystal_b\n3\n0.5 0.5 0.5 4 ! L\n0 0 0 2 ! G\n0.5 0 0.5 1\n";
+        let bands = SI2
+            .replace("calculation='scf'", "calculation='bands'")
+            .replace("K_POINTS automatic\n  4 4 4 0 0 0", path);
+        let s = p(&bands).unwrap();
+        let qe = s.qe.as_ref().unwrap();
+        assert_eq!(qe.non_scf, Some(NonScf::Bands));
+        assert_eq!(qe.prefix, "si2");
+        assert!(qe.save_dir(None).ends_with("qe_tmp/si2.save"));
+        assert!((qe.alat - 5.13 * 2f64.sqrt()).abs() < 1e-12);
+        let b = s.bands.as_ref().unwrap();
+        let labels: Vec<&str> = b.path.iter().map(|v| v.label.as_str()).collect();
+        assert_eq!(labels, ["L", "G", ""]);
+        let Kpoints::Explicit(list) = &s.kpoints else {
+            panic!("{:?}", s.kpoints)
+        };
+        assert_eq!(list.len(), 7);
+        assert_eq!(list[4].0, [0.0; 3]);
+        assert!(!s.properties.forces && !s.properties.stress);
+        let nscf = SI2
+            .replace("calculation='scf'", "calculation='nscf'")
+            .replace("occupations='fixed'", "occupations='tetrahedra_opt'");
+        let s = p(&nscf).unwrap();
+        assert_eq!(s.qe.as_ref().unwrap().non_scf, Some(NonScf::Nscf));
+        assert_eq!(s.dos.method, DosMethod::TetrahedraOpt);
+        assert_eq!(s.smearing, Smearing::None);
+        let small = nscf.replace("4 4 4 0 0 0", "1 1 1 0 0 0");
+        let e = fails(
+            &small,
+            "K_POINTS",
+            "at least 2 points a side, and this input gives the grid 1x1x1",
+        );
+        assert!(e.line.is_some());
+        let tpiba = bands.replace("crystal_b", "tpiba_b");
+        let Kpoints::Explicit(t) = p(&tpiba).unwrap().kpoints else {
+            panic!()
+        };
+        // (0.5, 0.5, 0.5) 2 pi / alat is 0.5 a_i . (1, 1, 1) / alat in reduced units.
+        let a = 5.13 * 2f64.sqrt();
+        assert!((t[0].0[0] - 0.5 * 2.0 * 5.13 / a).abs() < 1e-12);
+    }
+
+    #[test]
     fn cell_alat_and_angstrom() {
         let t = SI2.replace("ibrav=0,", "ibrav=0, celldm(1)=10.26,").replace(
             "CELL_PARAMETERS bohr\n  0.0000000000 5.1300000000 5.1300000000\n  5.1300000000 0.0000000000 5.1300000000\n  5.1300000000 5.1300000000 0.0000000000",
@@ -949,11 +1071,18 @@ K_POINTS automatic
             "md",
         );
         let e = fails(
-            &SI2.replace("calculation='scf'", "calculation='bands'"),
-            "calculation",
-            "'bands' is not supported",
+            &SI2.replace("occupations='fixed'", "occupations='tetrahedra_opt'"),
+            "occupations",
+            "nscf step of a density of states only",
         );
-        assert!(e.hint.unwrap().contains("planewave bands"));
+        assert!(e.hint.unwrap().contains("calculation = 'nscf'"));
+        let path = "K_POINTS crystal_b\n2\n0 0 0 10 ! G\n0.5 0 0.5 1 ! X\n";
+        let e = fails(
+            &SI2.replace("K_POINTS automatic\n  4 4 4 0 0 0", path),
+            "K_POINTS",
+            "band path, for calculation = 'bands'",
+        );
+        assert!(e.hint.unwrap().contains("calculation = 'bands'"));
         let e = fails(
             &SI2.replace("nbnd=8,", "nbnd=8, lda_plus_u=.true.,"),
             "lda_plus_u",

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::{AtomSpec, InputError, Kpoints, Reader, SpeciesSpec};
+use crate::bands::{BandsSpec, PathVertex};
 use crate::qe_syntax::{number, Card};
 use crate::units::BOHR_PER_ANGSTROM;
 use crate::validate::{cart_to_frac, is_singular, Lines};
@@ -142,50 +143,110 @@ impl Reader<'_> {
     ) -> Result<Kpoints, InputError> {
         let hint = "e.g. `K_POINTS automatic` then `4 4 4 0 0 0`";
         let kc = self.card("K_POINTS", hint)?;
-        let err = |ln: usize, msg: String| self.card_err(kc, ln, msg);
         match kc.option.as_str() {
             "gamma" => Ok(Kpoints::Gamma),
             "automatic" => self.monkhorst_pack(kc),
             "crystal" | "tpiba" | "" => {
-                let Some((ln, first)) = kc.rows.first() else {
-                    return Err(err(
-                        kc.line,
-                        "K_POINTS list needs the number of points".into(),
-                    ));
-                };
-                let nks = first.trim().parse::<usize>().map_err(|_| {
-                    err(
-                        *ln,
-                        format!("expected the number of k-points, found `{first}`"),
-                    )
-                })?;
-                if kc.rows.len() - 1 != nks {
-                    return Err(err(
-                        *ln,
-                        format!("{} k-point lines but {nks} announced", kc.rows.len() - 1),
-                    ));
-                }
-                let mut list = Vec::with_capacity(nks);
-                for (ln, row) in &kc.rows[1..] {
-                    let nums: Option<Vec<f64>> = row.split_whitespace().map(number).collect();
-                    let Some(&[x, y, z, w]) = nums.as_deref() else {
-                        return Err(err(
-                            *ln,
-                            format!("expected `kx ky kz weight`, found `{row}`"),
-                        ));
-                    };
-                    // tpiba: k = (2 pi / alat) t, and its fractional coordinates are t . a_i / alat.
-                    let frac = match kc.option.as_str() {
-                        "crystal" => [x, y, z],
-                        _ => lattice.map(|a| (a[0] * x + a[1] * y + a[2] * z) / alat),
-                    };
-                    list.push((frac, w));
-                }
-                crate::kpoints::normalise_weights(list).map_err(|m| err(kc.line, m))
+                let rows = self.kpoint_rows(kc, lattice, alat)?;
+                let list = rows.into_iter().map(|(_, k, w)| (k, w)).collect();
+                crate::kpoints::normalise_weights(list).map_err(|m| self.card_err(kc, kc.line, m))
             }
-            other => Err(err(kc.line, format!("K_POINTS {other} is not supported"))
-                .with_hint("use automatic, gamma, crystal or tpiba")),
+            "crystal_b" | "tpiba_b" => Err(self
+                .card_err(
+                    kc,
+                    kc.line,
+                    format!("K_POINTS {} is a band path, for calculation = 'bands'", kc.option),
+                )
+                .with_hint("set calculation = 'bands' (after the SCF of the same prefix and outdir), or use `planewave bands` on the SCF's input")),
+            other => Err(self
+                .card_err(kc, kc.line, format!("K_POINTS {other} is not supported"))
+                .with_hint("use automatic, gamma, crystal, tpiba, or crystal_b / tpiba_b for a band path")),
         }
+    }
+
+    /// K_POINTS crystal_b | tpiba_b: the vertices of a band path, each row's weight the points
+    /// from it to the next, labelled by the row's comment (`! X`) when it has one; None for
+    /// the other kinds of K_POINTS. `text` is the input, for the comments.
+    pub(super) fn band_path(
+        &self,
+        lattice: &[[f64; 3]; 3],
+        alat: f64,
+        text: &str,
+    ) -> Result<Option<BandsSpec>, InputError> {
+        let Some(kc) = self.doc.card("K_POINTS") else {
+            return Ok(None);
+        };
+        if !matches!(kc.option.as_str(), "crystal_b" | "tpiba_b") {
+            return Ok(None);
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        let label = |ln: usize| {
+            let raw = lines.get(ln.wrapping_sub(1)).copied().unwrap_or_default();
+            raw.split_once(['!', '#'])
+                .map_or("", |(_, c)| c.trim())
+                .to_string()
+        };
+        let mut path = Vec::new();
+        for (ln, k, w) in self.kpoint_rows(kc, lattice, alat)? {
+            if w.fract() != 0.0 || w < 0.0 {
+                let msg = format!("a band path's weight is the number of points to the next vertex, a whole number; got {w}");
+                return Err(self.card_err(kc, ln, msg));
+            }
+            path.push(PathVertex {
+                label: label(ln),
+                k,
+                points: w as usize,
+            });
+        }
+        BandsSpec::checked(path, None)
+            .map(Some)
+            .map_err(|r| self.card_err(kc, kc.line, r.message).with_hint(r.hint))
+    }
+
+    /// The `kx ky kz weight` rows of a K_POINTS list after its count, in fractional
+    /// coordinates (tpiba: units of 2 pi / alat), with their lines.
+    fn kpoint_rows(
+        &self,
+        kc: &Card,
+        lattice: &[[f64; 3]; 3],
+        alat: f64,
+    ) -> Result<Vec<(usize, [f64; 3], f64)>, InputError> {
+        let err = |ln: usize, msg: String| self.card_err(kc, ln, msg);
+        let Some((ln, first)) = kc.rows.first() else {
+            return Err(err(
+                kc.line,
+                "K_POINTS list needs the number of points".into(),
+            ));
+        };
+        let nks = first.trim().parse::<usize>().map_err(|_| {
+            err(
+                *ln,
+                format!("expected the number of k-points, found `{first}`"),
+            )
+        })?;
+        if kc.rows.len() - 1 != nks {
+            return Err(err(
+                *ln,
+                format!("{} k-point lines but {nks} announced", kc.rows.len() - 1),
+            ));
+        }
+        let mut list = Vec::with_capacity(nks);
+        for (ln, row) in &kc.rows[1..] {
+            let nums: Option<Vec<f64>> = row.split_whitespace().map(number).collect();
+            let Some(&[x, y, z, w]) = nums.as_deref() else {
+                return Err(err(
+                    *ln,
+                    format!("expected `kx ky kz weight`, found `{row}`"),
+                ));
+            };
+            // tpiba: k = (2 pi / alat) t, and its fractional coordinates are t . a_i / alat.
+            let frac = match kc.option.as_str() {
+                "crystal" | "crystal_b" => [x, y, z],
+                _ => lattice.map(|a| (a[0] * x + a[1] * y + a[2] * z) / alat),
+            };
+            list.push((*ln, frac, w));
+        }
+        Ok(list)
     }
 
     /// K_POINTS automatic: `nk1 nk2 nk3 sk1 sk2 sk3`.

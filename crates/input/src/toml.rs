@@ -281,6 +281,7 @@ impl Input {
                 density: self.output.density.iter().map(|f| f.0).collect(),
             },
             origin: lines.origin(InputFormat::Toml),
+            qe: None,
         };
         validate(&spec, &TOML_KEYS, &lines)?;
         Ok(spec)

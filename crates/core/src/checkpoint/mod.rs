@@ -28,7 +28,7 @@ mod read;
 pub mod transport;
 mod write;
 
-pub use read::{read, read_meta, Restart};
+pub use read::{read, read_fixed_density, read_meta, Restart};
 pub use transport::{Transfer, Transport};
 pub use write::{write, Snapshot};
 
@@ -64,6 +64,10 @@ pub struct Meta {
     pub byte_order: String,
     /// SHA-256 of the physics input (see [`input_digest`]).
     pub digest: String,
+    /// SHA-256 of what the density's meaning depends on (see [`density_digest`]); absent in
+    /// files of planewave before 0.5 (they cannot start a fixed-density step).
+    #[serde(default)]
+    pub density_digest: Option<String>,
     /// Lattice vectors (rows, bohr).
     pub lattice_bohr: [[f64; 3]; 3],
     /// Species symbols.
@@ -133,18 +137,34 @@ impl Meta {
 /// starting magnetisation, electron count, and each species' symbol and pseudopotential file
 /// (its bytes; its parsed form when the file cannot be read again).
 pub fn input_digest(model: &Model) -> String {
-    let mut h = Sha256::new();
-    h.update(
-        format!(
-            "{:?}|{:?}|{:?}|{:?}|{}",
-            model.functional,
-            model.smearing,
-            model.spin,
-            model.starting_magnetization,
-            model.n_electrons
-        )
-        .as_bytes(),
+    let head = format!(
+        "{:?}|{:?}|{:?}|{:?}|{}",
+        model.functional,
+        model.smearing,
+        model.spin,
+        model.starting_magnetization,
+        model.n_electrons
     );
+    digest(model, &head)
+}
+
+/// SHA-256 (hex) of what a converged density means to a fixed-density step (QE's bands and
+/// nscf): functional, spin channels, electron count and the pseudopotentials, but not the
+/// smearing or starting moments, which only steered the SCF.
+pub fn density_digest(model: &Model) -> String {
+    let head = format!(
+        "density|{:?}|{}|{}",
+        model.functional,
+        model.nspin(),
+        model.n_electrons
+    );
+    digest(model, &head)
+}
+
+/// SHA-256 (hex) of `head` and each species' symbol and pseudopotential file.
+fn digest(model: &Model, head: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(head.as_bytes());
     for s in &model.species {
         h.update(s.symbol.as_bytes());
         match std::fs::read(&s.path) {

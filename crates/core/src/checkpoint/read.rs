@@ -88,6 +88,81 @@ pub fn read(
     })
 }
 
+/// The converged density of checkpoint `path` on this rank's density sphere, with the file's
+/// metadata, for a fixed-density step (QE's bands and nscf) of the same crystal: the file is
+/// refused unless it was written for the same functional, spin channels, electrons and
+/// pseudopotentials ([`super::density_digest`]), the same atoms at the same places in the same
+/// cell (1e-6 bohr), and the same cutoff. Collective on the world communicator.
+pub fn read_fixed_density(
+    path: &Path,
+    model: &Model,
+    basis: &Basis,
+    transfer: Transfer,
+) -> Result<(Vec<Vec<Complex64>>, Meta), String> {
+    let world = basis.parallel.world().clone();
+    let (mut reader, meta) = open_shared(path, world.as_ref())?;
+    same_crystal(path, &meta, model, basis)?;
+    let mut io = Io {
+        reader: reader.as_mut(),
+        world: world.as_ref(),
+        error: None,
+        block_bytes: transfer.block_bytes,
+    };
+    let density_g = read_density(&mut io, &meta, basis);
+    let status = match io.error.take() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    };
+    agree_on(world.as_ref(), status).map_err(|e| e.error)?;
+    Ok((density_g, meta))
+}
+
+/// Refuse a checkpoint of another crystal or physics for a fixed-density step.
+fn same_crystal(path: &Path, meta: &Meta, model: &Model, basis: &Basis) -> Result<(), String> {
+    let name = path.display();
+    let another = |what: String| {
+        Err(format!(
+            "the SCF state {name} is of another input: {what}; a bands or nscf step needs the SCF's own crystal, pseudopotentials, functional and cutoff (rerun the SCF with this input's, or point prefix/outdir at the right SCF)"
+        ))
+    };
+    match &meta.density_digest {
+        None => return Err(format!("the SCF state {name} was written by an older planewave, which did not record what its density depends on: rerun the SCF")),
+        Some(d) if *d != super::density_digest(model) => {
+            return another("the functional, spin, electron count or pseudopotential files differ".into())
+        }
+        Some(_) => {}
+    }
+    let here = structure(model);
+    if let Some((theirs, mine)) = other_atoms(meta, &here) {
+        return another(format!(
+            "its atoms are {}, this input's {}",
+            theirs.join(" "),
+            mine.join(" ")
+        ));
+    }
+    let (lattice, atoms) = (here.lattice, here.atoms);
+    let off = |a: [f64; 3], b: [f64; 3]| (0..3).any(|i| (a[i] - b[i]).abs() > 1e-6);
+    if (0..3).any(|i| off(meta.lattice_bohr[i], lattice[i])) {
+        return another("the cell differs".into());
+    }
+    // The displacement between the two positions, less whole lattice vectors, in bohr.
+    let moved = |a: [f64; 3], b: [f64; 3]| {
+        let d = [0, 1, 2].map(|i| (a[i] - b[i]) - (a[i] - b[i]).round());
+        let c = model.crystal.to_cartesian(&d);
+        crate::crystal::norm(&c) > 1e-6
+    };
+    if let Some(i) = (0..atoms.len()).find(|&i| moved(meta.atoms[i].1, atoms[i].1)) {
+        return another(format!("atom {} is elsewhere", i + 1));
+    }
+    if (meta.ecut_ha - basis.ecut).abs() > 1e-9 * basis.ecut {
+        return another(format!(
+            "its cutoff is {} Ha, this input's {} Ha",
+            meta.ecut_ha, basis.ecut
+        ));
+    }
+    Ok(())
+}
+
 /// The metadata of the checkpoint `path` on every rank (the file verified whole by rank 0).
 /// Collective on `world`.
 pub fn read_meta(path: &Path, world: &dyn Communicator) -> Result<Meta, String> {
@@ -121,6 +196,18 @@ fn share_meta(world: &dyn Communicator, meta: Option<&Meta>) -> Meta {
     serde_json::from_slice(&text).expect("rank 0 parsed this metadata")
 }
 
+/// The species of the file's atoms and of `here`'s, in order, when they differ.
+fn other_atoms(meta: &Meta, here: &super::Structure) -> Option<(Vec<String>, Vec<String>)> {
+    let kinds = |s: &[String], a: &[(usize, [f64; 3])]| -> Vec<String> {
+        a.iter().map(|(i, _)| s[*i].clone()).collect()
+    };
+    let (theirs, mine) = (
+        kinds(&meta.species, &meta.atoms),
+        kinds(&here.species, &here.atoms),
+    );
+    (theirs != mine).then_some((theirs, mine))
+}
+
 /// Refuse a file of another input or another list of atoms; describe what else differs.
 fn check(path: &Path, meta: &Meta, model: &Model, basis: &Basis) -> Result<Vec<String>, String> {
     let name = path.display();
@@ -129,23 +216,17 @@ fn check(path: &Path, meta: &Meta, model: &Model, basis: &Basis) -> Result<Vec<S
             "checkpoint {name} was written for another input: the functional, smearing, spin, electron count or pseudopotential files differ (start without --restart, or use the input that wrote it)"
         ));
     }
-    let super::Structure {
-        lattice,
-        species,
-        atoms,
-    } = structure(model);
-    let kinds = |s: &[String], a: &[(usize, [f64; 3])]| -> Vec<String> {
-        a.iter().map(|(i, _)| s[*i].clone()).collect()
-    };
-    if kinds(&meta.species, &meta.atoms) != kinds(&species, &atoms) {
+    let here = structure(model);
+    if let Some((theirs, mine)) = other_atoms(meta, &here) {
         return Err(format!(
             "checkpoint {name} holds another structure: {} atoms ({}) against this input's {} ({})",
-            meta.atoms.len(),
-            kinds(&meta.species, &meta.atoms).join(" "),
-            atoms.len(),
-            kinds(&species, &atoms).join(" ")
+            theirs.len(),
+            theirs.join(" "),
+            mine.len(),
+            mine.join(" ")
         ));
     }
+    let (lattice, atoms) = (here.lattice, here.atoms);
     let mut notes = Vec::new();
     let moved = meta
         .atoms

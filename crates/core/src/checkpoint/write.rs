@@ -10,8 +10,8 @@
 use super::format::{c64_bytes, millers_bytes, FileWriter};
 use super::transport::{group_leaders, Route, Transfer};
 use super::{
-    bands_section, block_bands, density_section, input_digest, kpoint_section, structure,
-    KpointMeta, Meta,
+    bands_section, block_bands, density_digest, density_section, input_digest, kpoint_section,
+    structure, KpointMeta, Meta,
 };
 use crate::bands::BandScalar;
 use crate::basis::{Basis, Kpoint};
@@ -129,6 +129,7 @@ fn meta<T>(model: &Model, basis: &Basis, snap: &Snapshot<'_, T>, kpoints: Vec<Kp
         program: format!("planewave {}", env!("CARGO_PKG_VERSION")),
         byte_order: "little-endian".into(),
         digest: input_digest(model),
+        density_digest: Some(density_digest(model)),
         lattice_bohr: st.lattice,
         species: st.species,
         atoms: st.atoms,
