@@ -214,6 +214,17 @@ fn install_stop_signals() -> Arc<std::sync::atomic::AtomicUsize> {
     number
 }
 
+/// A format of `export --density`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum FormatArg {
+    /// Gaussian cube.
+    Cube,
+    /// XCrySDen XSF.
+    Xsf,
+    /// VASP CHGCAR.
+    Chgcar,
+}
+
 /// `--rank-order`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum RankOrderArg {
@@ -305,6 +316,24 @@ enum Command {
     /// electrons per cell up to each energy, per spin) and `<stem>.dos.svg` and `.png`.
     /// Example: planewave dos examples/si.toml
     Dos(CalcArgs),
+    /// Write the density files of a finished run from its checkpoint, without an SCF.
+    ///
+    /// The checkpoint is --from FILE, else the SCF state of a pw.x input's save folder
+    /// (<outdir>/<prefix>.save), else <stem>.ckpt (written by `run --checkpoint`); it must be
+    /// of the input's crystal, functional and cutoff. Writes what [output] density writes:
+    /// <stem>.density.cube / .xsf, <stem>.spin.cube / .xsf with spin, <stem>.CHGCAR.
+    /// Example: planewave export examples/si.toml --density cube,xsf
+    Export {
+        /// Input file (TOML or QE pw.x input) of the run that wrote the checkpoint.
+        input: PathBuf,
+        /// Formats, comma separated: cube (bohr), xsf (Å), chgcar (VASP). Default: the
+        /// input's [output] density.
+        #[arg(long, value_enum, value_delimiter = ',', value_name = "FORMATS")]
+        density: Vec<FormatArg>,
+        /// The checkpoint to read.
+        #[arg(long, value_name = "FILE")]
+        from: Option<PathBuf>,
+    },
     /// Validate an input and print the set-up (cell, k-points, FFT grid, plane waves, memory).
     ///
     /// With --ranks N the set-up is made on N in-process ranks: the layout, the plane waves
@@ -428,6 +457,28 @@ fn main() -> ExitCode {
         Command::Bands(args) => calculation(args, Mode::Bands),
         Command::Dos(args) => calculation(args, Mode::Dos),
         _ if serial_elsewhere => ExitCode::SUCCESS,
+        Command::Export {
+            input: path,
+            density,
+            from,
+        } => {
+            let formats: Vec<input::GridFormat> = (density.iter())
+                .map(|f| match f {
+                    FormatArg::Cube => input::GridFormat::Cube,
+                    FormatArg::Xsf => input::GridFormat::Xsf,
+                    FormatArg::Chgcar => input::GridFormat::Chgcar,
+                })
+                .collect();
+            match grid_files::export(&path, &formats, from) {
+                Ok(paths) => {
+                    let names: Vec<String> =
+                        paths.iter().map(|p| p.display().to_string()).collect();
+                    println!("density written to {}", names.join(", "));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&e),
+            }
+        }
         Command::Check {
             input,
             ranks,
@@ -812,7 +863,7 @@ fn run_scf(
         }
     }
     if !s.spec.output.density.is_empty() {
-        match grid_files::write(&s, r, input, out) {
+        match grid_files::write(&s, &r.density.g, input, out) {
             Ok(paths) if out.talks() => {
                 let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
                 println!("density written to {}", names.join(", "));

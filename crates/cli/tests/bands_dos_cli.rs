@@ -1,4 +1,5 @@
-//! `planewave dos`, `planewave bands` and the density cube of `planewave run` on the README's
+//! `planewave dos`, `planewave bands`, the density cube of `planewave run` and `planewave
+//! export` on the README's
 //! Si example (its [bands] path is QE's L-Γ-X-U|K-Γ): the
 //! files it writes and what they hold, against QE 6.7's band edges on that path
 //! (tests/data/post/si2_lda_gth/bands.json), the same on a G-vector group of two ranks; an
@@ -128,13 +129,14 @@ fn the_density_cube_matches_quantum_espresso() {
     let text = text.replace("nbands = 8\n", "nbands = 8\nfft_grid = [32, 32, 32]\n")
         + "\n[output]\ndensity = [\"cube\", \"xsf\", \"chgcar\"]\n";
     std::fs::write(dir.join("si.toml"), text).unwrap();
-    let out = planewave(&dir, &["run", "si.toml"]);
+    let out = planewave(&dir, &["run", "si.toml", "--checkpoint", "si.ckpt"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(
         stdout.contains("density written to si.density.cube, si.density.xsf, si.CHGCAR"),
         "{stdout}"
     );
+    exports_the_same_files(&dir);
     let cube = std::fs::read_to_string(dir.join("si.density.cube")).unwrap();
     let lines: Vec<&str> = cube.lines().collect();
     let numbers =
@@ -170,6 +172,37 @@ fn the_density_cube_matches_quantum_espresso() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `planewave export` writes from the run's checkpoint the files the run wrote, and refuses a
+/// checkpoint of another cell.
+fn exports_the_same_files(dir: &Path) {
+    let names = ["si.density.cube", "si.density.xsf", "si.CHGCAR"];
+    let written: Vec<String> = (names.iter())
+        .map(|n| std::fs::read_to_string(dir.join(n)).unwrap())
+        .collect();
+    for n in names {
+        std::fs::remove_file(dir.join(n)).unwrap();
+    }
+    let args = [
+        "export",
+        "si.toml",
+        "--density",
+        "cube,xsf,chgcar",
+        "--from",
+        "si.ckpt",
+    ];
+    let out = planewave(dir, &args);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    for (n, w) in names.iter().zip(&written) {
+        assert!(std::fs::read_to_string(dir.join(n)).unwrap() == *w, "{n}");
+    }
+    let text = std::fs::read_to_string(dir.join("si.toml")).unwrap();
+    std::fs::write(dir.join("other.toml"), text.replace("5.13", "5.2")).unwrap();
+    let out = planewave(dir, &["export", "other.toml", "--from", "si.ckpt"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("of another input: the cell differs"), "{err}");
 }
 
 /// The Si example without its [bands] table.
