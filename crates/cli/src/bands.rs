@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use planewave_core::band_structure::{self, BandStructure};
 use planewave_core::input::units::EV_PER_HARTREE;
-use planewave_core::input::PathPoints;
+use planewave_core::input::{BandsSpec, PathPoints};
 use planewave_core::kpath;
 use planewave_core::scf::ScfResult;
 use planewave_core::setup::Setup;
@@ -18,30 +18,8 @@ use crate::{band_plot, picture, sibling, Output};
 
 /// The bands of `s`'s path from the converged `scf`; the files' paths, or the error to print.
 pub(crate) fn run(s: &Setup, scf: &ScfResult, input: &Path, out: &Output) -> Result<(), String> {
-    let given = s.spec.bands.as_ref().filter(|b| !b.path.is_empty());
-    let auto = match given {
-        Some(_) => None,
-        None => {
-            let density = s.spec.bands.as_ref().and_then(|b| b.density);
-            let mut a = kpath::automatic(&s.model.crystal, density.unwrap_or(kpath::DENSITY))?;
-            a.bands.nbands = s.spec.bands.as_ref().and_then(|b| b.nbands);
-            Some(a)
-        }
-    };
-    let spec = given.or(auto.as_ref().map(|a| &a.bands));
-    let spec = spec.expect("a path: the input's or the crystal's");
+    let (spec, auto) = path_of(s, out)?;
     let path = spec.kpoints();
-    if let (Some(a), true) = (&auto, out.talks()) {
-        println!(
-            "band path from the crystal's symmetry: {} {} lattice, {}",
-            kpath::CONVENTION,
-            a.lattice,
-            a.route()
-        );
-        if a.cells > 1.0 + 1e-6 {
-            println!("note: the cell holds {:.0} primitive cells and the path is the primitive cell's, so the bands are folded", a.cells);
-        }
-    }
     let t0 = Instant::now();
     let b =
         band_structure::compute(s, scf, &path.kpoints, spec.nbands).map_err(|e| e.to_string())?;
@@ -81,6 +59,29 @@ pub(crate) fn run(s: &Setup, scf: &ScfResult, input: &Path, out: &Output) -> Res
         ));
     }
     Ok(())
+}
+
+/// The path of `s`: the input's `[bands]` path, else the crystal's high-symmetry path (said on
+/// `out`, with a note when the cell is a supercell).
+fn path_of(s: &Setup, out: &Output) -> Result<(BandsSpec, Option<kpath::AutoPath>), String> {
+    if let Some(given) = s.spec.bands.as_ref().filter(|b| !b.path.is_empty()) {
+        return Ok((given.clone(), None));
+    }
+    let density = s.spec.bands.as_ref().and_then(|b| b.density);
+    let mut a = kpath::automatic(&s.model.crystal, density.unwrap_or(kpath::DENSITY))?;
+    a.bands.nbands = s.spec.bands.as_ref().and_then(|b| b.nbands);
+    if out.talks() {
+        println!(
+            "band path from the crystal's symmetry: {} {} lattice, {}",
+            kpath::CONVENTION,
+            a.lattice,
+            a.route()
+        );
+        if a.cells > 1.0 + 1e-6 {
+            println!("note: the cell holds {:.0} primitive cells and the path is the primitive cell's, so the bands are folded", a.cells);
+        }
+    }
+    Ok((a.bands.clone(), Some(a)))
 }
 
 /// One line for the path, one for the band edges or the Fermi level.

@@ -7,7 +7,7 @@
 //! installed on the machine.
 
 use std::path::Path;
-use std::sync::Once;
+use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -26,15 +26,15 @@ pub trait Picture {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>;
 }
 
-/// Register the carried font once, under [`FONT`].
+/// Register the carried font once, under [`FONT`]; every call gets the first one's outcome.
 fn fonts() -> Result<(), String> {
-    static ONCE: Once = Once::new();
-    let mut result = Ok(());
-    ONCE.call_once(|| {
-        result = plotters::style::register_font(FONT, FontStyle::Normal, DEJAVU_SANS)
-            .map_err(|_| "the carried DejaVu Sans font does not load".to_string());
-    });
-    result
+    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+    REGISTERED
+        .get_or_init(|| {
+            plotters::style::register_font(FONT, FontStyle::Normal, DEJAVU_SANS)
+                .map_err(|_| "the carried DejaVu Sans font does not load".to_string())
+        })
+        .clone()
 }
 
 /// The picture as SVG text.

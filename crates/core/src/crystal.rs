@@ -35,17 +35,9 @@ impl Crystal {
                 "the lattice vectors are (nearly) linearly dependent: cell volume {det:.3e} bohr^3"
             ));
         }
-        // b_i = 2 pi (a_j x a_k) / det
-        let c = |a: &[f64; 3], b: &[f64; 3]| cross(a, b);
-        let f = 2.0 * std::f64::consts::PI / det;
-        let recip = [
-            scale3(c(&lattice[1], &lattice[2]), f),
-            scale3(c(&lattice[2], &lattice[0]), f),
-            scale3(c(&lattice[0], &lattice[1]), f),
-        ];
         Ok(Self {
             lattice,
-            recip,
+            recip: reciprocal(&lattice),
             volume: det.abs(),
             atoms,
         })
@@ -70,6 +62,17 @@ impl Crystal {
             .map(|a| self.to_cartesian(&a.frac))
             .collect()
     }
+}
+
+/// The reciprocal vectors (rows) of the lattice rows `m`: b_i = 2 pi (a_j x a_k) / det, so
+/// that a_i . b_j = 2 pi delta_ij (for left-handed cells too).
+pub(crate) fn reciprocal(m: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
+    let f = 2.0 * std::f64::consts::PI / det3(m);
+    [
+        scale3(cross(&m[1], &m[2]), f),
+        scale3(cross(&m[2], &m[0]), f),
+        scale3(cross(&m[0], &m[1]), f),
+    ]
 }
 
 pub(crate) fn det3(m: &[[f64; 3]; 3]) -> f64 {

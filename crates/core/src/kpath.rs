@@ -10,7 +10,7 @@
 //! ones are refused with a hint to give the path. A cell holding several primitive cells gets
 //! the path of the primitive cell (its bands are folded), and says so.
 
-use crate::crystal::{Atom, Crystal};
+use crate::crystal::{det3 as det, dot, norm, reciprocal, Atom, Crystal};
 use crate::input::{BandsSpec, PathVertex, RunSpec};
 use crate::symmetry::dataset;
 
@@ -522,38 +522,8 @@ fn lattice_name(bravais: &str) -> &'static str {
     }
 }
 
-fn dot(a: &[f64; 3], b: &[f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-fn norm(a: &[f64; 3]) -> f64 {
-    dot(a, a).sqrt()
-}
-
 fn sub(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-fn cross(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
-
-fn det(m: &Mat) -> f64 {
-    dot(&m[0], &cross(&m[1], &m[2]))
-}
-
-/// Reciprocal vectors (rows, with 2 pi) of the rows of `m`.
-fn reciprocal(m: &Mat) -> Mat {
-    let s = 2.0 * std::f64::consts::PI / det(m);
-    [
-        cross(&m[1], &m[2]).map(|x| x * s),
-        cross(&m[2], &m[0]).map(|x| x * s),
-        cross(&m[0], &m[1]).map(|x| x * s),
-    ]
 }
 
 #[cfg(test)]
