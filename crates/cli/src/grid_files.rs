@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use num_complex::Complex64;
-use planewave_core::grid_files::{chgcar, cube, on_grid, xsf};
+use planewave_core::grid_files::{chgcar, cube, on_grid, orbital_on_grid, xsf};
 use planewave_core::input::GridFormat;
 use planewave_core::setup::Setup;
 
@@ -74,12 +74,79 @@ pub(crate) fn write(
     Ok(files.into_iter().map(|(p, _)| p).collect())
 }
 
-/// `planewave export`: the density files of `formats` from the checkpoint `from` (default: the
-/// SCF state of a pw.x input's save folder, else `<stem>.ckpt`), which must be of `input`'s
-/// crystal. Serial. The paths written, or the error to print.
+/// One band to draw as |psi|²: its k-point, band and spin channel, from 1 as pp.x counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OrbitalPick {
+    pub k: usize,
+    pub band: usize,
+    pub spin: usize,
+}
+
+impl std::str::FromStr for OrbitalPick {
+    type Err = String;
+
+    /// `K,BAND` or `K,BAND,SPIN`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = || format!("'{text}' is not K,BAND or K,BAND,SPIN (counted from 1, e.g. 1,4)");
+        let n: Vec<usize> = (text.split(','))
+            .map(|t| t.trim().parse().ok().filter(|&n: &usize| n >= 1))
+            .collect::<Option<_>>()
+            .ok_or_else(bad)?;
+        match n[..] {
+            [k, band] => Ok(OrbitalPick { k, band, spin: 1 }),
+            [k, band, spin] => Ok(OrbitalPick { k, band, spin }),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// |psi|² (1/bohr³, one electron) of each of `picks` from the checkpoint `state` of `s`'s run,
+/// on its FFT grid; a k-point, band or spin channel the checkpoint lacks is refused, naming
+/// what it holds. Serial.
+pub(crate) fn orbitals(
+    s: &Setup,
+    state: &Path,
+    picks: &[OrbitalPick],
+) -> Result<Vec<Vec<f64>>, String> {
+    use planewave_core::checkpoint;
+    use planewave_core::scf::Wavefunctions;
+    let meta = checkpoint::read_meta(state, &planewave_comm::Solo)?;
+    for p in picks {
+        let (nk, nb, ns) = (meta.kpoints.len(), meta.nbands, meta.nspin);
+        if p.k > nk || p.band > nb || p.spin > ns {
+            return Err(format!(
+                "band {} of k-point {} (spin {}) does not exist: {} holds {nb} bands at each of {nk} k-points, {ns} spin channel(s)",
+                p.band, p.k, p.spin, state.display()
+            ));
+        }
+    }
+    let seed = s.params.seed;
+    let transfer = checkpoint::Transfer::default();
+    let r = checkpoint::read(state, &s.model, &s.basis, (meta.nbands, seed), transfer)?;
+    let Some(psi) = r.start.wavefunctions else {
+        return Err(format!(
+            "{}: its k-points are not this input's",
+            state.display()
+        ));
+    };
+    let values = |p: &OrbitalPick| {
+        let (kpt, b) = (&s.basis.kpoints[p.k - 1], p.band - 1);
+        match &psi {
+            Wavefunctions::Complex(m) => orbital_on_grid(&s.basis, kpt, &m[p.spin - 1][p.k - 1], b),
+            Wavefunctions::Real(m) => orbital_on_grid(&s.basis, kpt, &m[p.spin - 1][p.k - 1], b),
+        }
+    };
+    Ok(picks.iter().map(values).collect())
+}
+
+/// `planewave export`: the density files of `formats` (and with `picks` the |psi|² of those
+/// bands, `<stem>.orbital_k<K>_b<B>[_s<S>].cube` / `.xsf`) from the checkpoint `from`
+/// (default: the SCF state of a pw.x input's save folder, else `<stem>.ckpt`), which must be of
+/// `input`'s crystal. Serial. The paths written, or the error to print.
 pub(crate) fn export(
     input: &Path,
     formats: &[GridFormat],
+    picks: &[OrbitalPick],
     from: Option<PathBuf>,
 ) -> Result<Vec<PathBuf>, String> {
     let mut spec = planewave_core::input::load(input).map_err(|e| e.to_string())?;
@@ -111,5 +178,32 @@ pub(crate) fn export(
         root: true,
         quiet: false,
     };
-    write(&s, &density, input, &out).map_err(|e| format!("error: {e}"))
+    let mut paths = write(&s, &density, input, &out).map_err(|e| format!("error: {e}"))?;
+    let fields =
+        orbitals(&s, &state, picks).map_err(|e| format!("error: {}: {e}", input.display()))?;
+    let title = format!("{}: planewave {}", s.spec.title, env!("CARGO_PKG_VERSION"));
+    for (p, values) in picks.iter().zip(&fields) {
+        let spin = if s.model.nspin() == 2 {
+            format!("_s{}", p.spin)
+        } else {
+            String::new()
+        };
+        let name = format!("orbital_k{}_b{}{spin}", p.k, p.band);
+        let what = format!("|psi|^2 of band {} at k-point {} (1/bohr^3)", p.band, p.k);
+        for format in &s.spec.output.density {
+            let (ext, text) = match format {
+                GridFormat::Cube => ("cube", cube(&s.model, &s.basis, (&title, &what), values)),
+                GridFormat::Xsf => (
+                    "xsf",
+                    xsf(&s.model, &s.basis, "psi_squared_per_bohr3", values),
+                ),
+                GridFormat::Chgcar => continue,
+            };
+            let path = sibling(input, &format!("{name}.{ext}"));
+            write_atomically(&path, &text)
+                .map_err(|e| format!("error: cannot write {}: {e}", path.display()))?;
+            paths.push(path);
+        }
+    }
+    Ok(paths)
 }

@@ -330,6 +330,11 @@ enum Command {
         /// input's [output] density.
         #[arg(long, value_enum, value_delimiter = ',', value_name = "FORMATS")]
         density: Vec<FormatArg>,
+        /// Also |psi|^2 of this band (1/bohr^3, one electron), as K,BAND or K,BAND,SPIN
+        /// counted from 1 (k-points in the run's order, see its results JSON); repeat for
+        /// more. Written as <stem>.orbital_k<K>_b<BAND>.cube / .xsf.
+        #[arg(long, value_name = "K,BAND[,SPIN]")]
+        orbital: Vec<grid_files::OrbitalPick>,
         /// The checkpoint to read.
         #[arg(long, value_name = "FILE")]
         from: Option<PathBuf>,
@@ -460,6 +465,7 @@ fn main() -> ExitCode {
         Command::Export {
             input: path,
             density,
+            orbital,
             from,
         } => {
             let formats: Vec<input::GridFormat> = (density.iter())
@@ -469,11 +475,11 @@ fn main() -> ExitCode {
                     FormatArg::Chgcar => input::GridFormat::Chgcar,
                 })
                 .collect();
-            match grid_files::export(&path, &formats, from) {
+            match grid_files::export(&path, &formats, &orbital, from) {
                 Ok(paths) => {
                     let names: Vec<String> =
                         paths.iter().map(|p| p.display().to_string()).collect();
-                    println!("density written to {}", names.join(", "));
+                    println!("written: {}", names.join(", "));
                     ExitCode::SUCCESS
                 }
                 Err(e) => fail(&e),

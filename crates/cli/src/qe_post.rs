@@ -7,8 +7,8 @@
 //! - bands.x: `filband` (QE's `&plot` file: Cartesian k in 2 pi/alat, energies in eV) and
 //!   `filband.gnu` (path length in 2 pi/alat, energy in eV, one block per band), from the
 //!   last bands step.
-//! - pp.x: the valence density or the spin density of the SCF state as `fileout`, Gaussian
-//!   cube or XSF on the SCF's FFT grid.
+//! - pp.x: the valence density, the spin density or |psi|² of one band (`plot_num` 0, 6, 7) of
+//!   the SCF state as `fileout`, Gaussian cube or XSF on the SCF's FFT grid.
 //!
 //! Contract: serial (under a launcher rank 0 does it); a missing step is one message naming
 //! the file and the step to run, exit code 2.
@@ -23,6 +23,7 @@ use planewave_core::grid_files::{cube, on_grid, xsf};
 use planewave_core::input::units::{EV_PER_HARTREE, HARTREE_PER_RYDBERG};
 use planewave_core::input::{BandsX, DosMethod, DosX, PlotFormat, PlotQuantity, PostInput, PpX};
 
+use crate::grid_files::{orbitals, OrbitalPick};
 use crate::qe_workflow::{self, default_outdir, SavedBands, SavedNscf};
 use crate::{dos_plot, picture, write_atomically};
 
@@ -252,10 +253,13 @@ fn pp_x(p: &PpX) -> Result<String, String> {
         }
     };
     let (values, what) = match p.quantity {
-        PlotQuantity::Density => (on_grid(&s.basis, &combine(1.0)), "valence electron density"),
+        PlotQuantity::Density => (
+            on_grid(&s.basis, &combine(1.0)),
+            "valence electron density (electrons/bohr^3)".to_string(),
+        ),
         PlotQuantity::SpinDensity if density.len() == 2 => (
             on_grid(&s.basis, &combine(-1.0)),
-            "spin density, up less down",
+            "spin density, up less down (electrons/bohr^3)".to_string(),
         ),
         PlotQuantity::SpinDensity => {
             return Err(format!(
@@ -263,16 +267,28 @@ fn pp_x(p: &PpX) -> Result<String, String> {
                 p.save.source.display()
             ))
         }
+        PlotQuantity::Orbital { kpoint, band, spin } => {
+            let pick = OrbitalPick {
+                k: kpoint,
+                band,
+                spin,
+            };
+            let mut fields = orbitals(&s, &state, &[pick])
+                .map_err(|e| format!("{}: {e}", p.save.source.display()))?;
+            let what = format!("|psi|^2 of band {band} at k-point {kpoint} (1/bohr^3)");
+            (fields.remove(0), what)
+        }
     };
     let title = format!("{}: planewave {}", s.spec.title, env!("CARGO_PKG_VERSION"));
     let text = match p.format {
-        PlotFormat::Cube => cube(
-            &s.model,
-            &s.basis,
-            (&title, &format!("{what} (electrons/bohr^3)")),
-            &values,
-        ),
-        PlotFormat::Xsf => xsf(&s.model, &s.basis, "density_electrons_per_bohr3", &values),
+        PlotFormat::Cube => cube(&s.model, &s.basis, (&title, &what), &values),
+        PlotFormat::Xsf => {
+            let block = match p.quantity {
+                PlotQuantity::Orbital { .. } => "psi_squared_per_bohr3",
+                _ => "density_electrons_per_bohr3",
+            };
+            xsf(&s.model, &s.basis, block, &values)
+        }
     };
     write(&p.fileout, &text)?;
     let d = s.basis.grid.dims;

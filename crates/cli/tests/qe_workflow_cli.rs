@@ -5,7 +5,8 @@
 //! (bands.json, ≤ 1e-5 Ha) and bands.x's plottable file, the DOS by optimised tetrahedra and
 //! by Gaussians (L1 ≤ 2% of the integral, the electrons up to E_F within 0.01), and pp.x's
 //! cube of the density on QE's 32³ grid (≤ 1e-5 of its maximum; the grid sum gives the
-//! electrons); the bands step on two ranks gives the same eigenvalues (1e-8 Ha). Then the refusals: a step without an SCF state, a state of another crystal,
+//! electrons) and of one band's |psi|² (one electron); the bands step on two ranks gives the
+//! same eigenvalues (1e-8 Ha). Then the refusals: a step without an SCF state, a state of another crystal,
 //! dos.x before an nscf step.
 
 use std::path::{Path, PathBuf};
@@ -255,6 +256,24 @@ fn pw_x_bands_x_dos_x_and_pp_x_inputs_run_as_they_are() {
         let theirs = p["value_e_per_bohr3"].as_f64().unwrap();
         assert!((ours - theirs).abs() < 1e-5 * max, "{p}: {ours}");
     }
+
+    // pp.x plot_num = 7: |psi|^2 of the highest valence band at the first k-point holds one
+    // electron; a band the state lacks is refused.
+    let seven = |band: usize| {
+        format!("&inputpp\n prefix='si2_lda_gth', outdir='../scf/qe_tmp', plot_num=7, kpoint=1, kband={band}\n/\n&plot\n iflag=3, output_format=6, fileout='psi.cube'\n/\n")
+    };
+    std::fs::write(cube.join("psi.in"), seven(4)).unwrap();
+    ok(&run(&cube, "psi.in", &[]));
+    let text = std::fs::read_to_string(cube.join("psi.cube")).unwrap();
+    let values: Vec<f64> = (text.lines().skip(8))
+        .flat_map(|l| l.split_whitespace().map(|x| x.parse::<f64>().unwrap()))
+        .collect();
+    assert!((values.iter().sum::<f64>() * dv - 1.0).abs() < 1e-8);
+    std::fs::write(cube.join("psi.in"), seven(9)).unwrap();
+    refused(
+        &run(&cube, "psi.in", &[]),
+        "band 9 of k-point 1 (spin 1) does not exist",
+    );
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //!
 //! Contract: [`on_grid`] gives a real field from its density-sphere coefficients at every
 //! point of the basis' FFT grid, whole on every rank (gathered, then one serial transform;
-//! collective on the G-vector group), in the grid's flat order: the third index fastest.
+//! collective on the G-vector group), in the grid's flat order: the third index fastest;
+//! [`orbital_on_grid`] gives |psi|² of one band there (serial).
 //! The writers take such values (electrons/bohr³) and give the file's text, ten significant
 //! digits:
 //! - [`cube`]: bohr; origin 0, the voxel vectors a_i/n_i, each atom's atomic number and valence
@@ -18,10 +19,12 @@ use std::fmt::Write as _;
 
 use num_complex::Complex64;
 
-use crate::basis::Basis;
+use crate::bands::BandScalar;
+use crate::basis::{Basis, Kpoint};
 use crate::input::units::ANGSTROM_PER_BOHR;
 use crate::model::Model;
 use crate::pseudo::atomic_number;
+use planewave_linalg::Mat;
 
 /// The field of this rank's density-sphere entries `local_g` at every FFT grid point.
 /// Collective on the G-vector group.
@@ -33,6 +36,23 @@ pub fn on_grid(basis: &Basis, local_g: &[Complex64]) -> Vec<f64> {
     }
     basis.fft.backward(&mut grid);
     grid.iter().map(|z| z.re).collect()
+}
+
+/// |psi|² of band `band` of `psi` (the bands of `kpt` as columns, whole on this rank) at every
+/// FFT grid point, in 1/bohr³: the density of one electron in that state (its grid sum times
+/// the voxel volume is 1). Serial: the band's plane waves must all be on this rank.
+pub fn orbital_on_grid<T: BandScalar>(
+    basis: &Basis,
+    kpt: &Kpoint,
+    psi: &Mat<T>,
+    band: usize,
+) -> Vec<f64> {
+    let mut weights = vec![0.0; psi.ncols()];
+    weights[band] = 1.0;
+    let mut acc = vec![0.0; basis.rho_real_len()];
+    T::add_density(kpt, &basis.fft, psi, &weights, &mut acc);
+    acc.iter_mut().for_each(|x| *x /= basis.volume);
+    acc
 }
 
 /// Each atom's atomic number (0 when the symbol is not an element's) and Cartesian position

@@ -79,6 +79,15 @@ pub enum PlotQuantity {
     Density,
     /// 6: the spin polarisation, up less down density (electrons/bohr^3).
     SpinDensity,
+    /// 7: |psi|^2 of one band at one k-point (1/bohr^3, one electron).
+    Orbital {
+        /// `kpoint` (from 1).
+        kpoint: usize,
+        /// `kband` (from 1).
+        band: usize,
+        /// `spin_component` (1 or 2; 1 without spin).
+        spin: usize,
+    },
 }
 
 /// The formats of pp.x's `output_format`.
@@ -90,8 +99,8 @@ pub enum PlotFormat {
     Cube,
 }
 
-/// pp.x's `&inputpp` and `&plot` (three-dimensional, `iflag = 3`; the density and the spin
-/// density).
+/// pp.x's `&inputpp` and `&plot` (three-dimensional, `iflag = 3`; the density, the spin
+/// density and |psi|^2 of a band).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PpX {
     /// The save folder.
@@ -286,21 +295,32 @@ impl Post<'_> {
         self.only(&["inputpp", "plot"])?;
         let i: InputPp = namelist_of(self.source, self.doc, "inputpp", &[])?;
         let p: Plot = namelist_of(self.source, self.doc, "plot", &[])?;
-        let _ = (i.filplot, p.filepp, i.lsign, i.kpoint, i.kband);
-        if i.spin_component.is_some_and(|s| s != 0) {
-            let msg = "spin_component picks a channel of a potential or an orbital, which planewave's pp.x does not plot yet";
-            return Err(self.err(
-                "spin_component",
-                msg,
-                "leave it out (plot_num 0 is both channels, 6 their difference)",
-            ));
+        let _ = (i.filplot, p.filepp);
+        let from_one = |key: &str, v: Option<i64>| match v.unwrap_or(1) {
+            n if n >= 1 => Ok(n as usize),
+            n => Err(self.err(key, format!("{key} counts from 1, got {n}"), "e.g. 1")),
+        };
+        if i.plot_num != Some(7) && i.spin_component.is_some_and(|s| s != 0) {
+            let msg = "spin_component picks the channel of an orbital (plot_num = 7)";
+            let hint = "leave it out (plot_num 0 is both channels, 6 their difference)";
+            return Err(self.err("spin_component", msg, hint));
+        }
+        if i.lsign == Some(true) {
+            let msg =
+                "lsign (the sign of a real orbital) is not implemented: planewave writes |psi|^2";
+            return Err(self.err("lsign", msg, "leave it out"));
         }
         let quantity = match i.plot_num {
             Some(0) => PlotQuantity::Density,
             Some(6) => PlotQuantity::SpinDensity,
+            Some(7) => PlotQuantity::Orbital {
+                kpoint: from_one("kpoint", i.kpoint)?,
+                band: from_one("kband", i.kband)?,
+                spin: from_one("spin_component", i.spin_component)?,
+            },
             Some(n) => {
                 let msg = format!("plot_num = {n} is not implemented");
-                let hint = "planewave's pp.x plots 0 (the valence density) and 6 (the spin density, up less down); for potentials and orbitals use QE's pp.x";
+                let hint = "planewave's pp.x plots 0 (the valence density), 6 (the spin density, up less down) and 7 (|psi|^2 of kband at kpoint); for potentials use QE's pp.x";
                 return Err(self.err("plot_num", msg, hint));
             }
             None => {
@@ -406,6 +426,18 @@ mod tests {
             )),
             "spin_component"
         );
+        let pp7 = |inputpp: &str| pp(inputpp, "output_format=5, fileout='a'");
+        assert_eq!(key(&pp7("plot_num=7, kband=0")), "kband");
+        assert_eq!(key(&pp7("plot_num=7, lsign=.true.")), "lsign");
+        let Some(PostInput::Pp(p)) = r(&pp7("plot_num=7, kpoint=2, kband=3")).unwrap() else {
+            panic!()
+        };
+        let orbital = PlotQuantity::Orbital {
+            kpoint: 2,
+            band: 3,
+            spin: 1,
+        };
+        assert_eq!((p.quantity, p.format), (orbital, PlotFormat::Xsf));
         let e = r("&dos\n DeltaE=-1\n/\n").unwrap_err();
         assert_eq!(e.line, Some(2));
     }
