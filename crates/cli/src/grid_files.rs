@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use num_complex::Complex64;
-use planewave_core::grid_files::{chgcar, cube, on_grid, orbital_on_grid, xsf};
+use planewave_core::grid_files::{chgcar, cube, on_grid, orbital_on_grid, potential_on_grid, xsf};
 use planewave_core::input::GridFormat;
 use planewave_core::setup::Setup;
 
@@ -140,13 +140,14 @@ pub(crate) fn orbitals(
 }
 
 /// `planewave export`: the density files of `formats` (and with `picks` the |psi|² of those
-/// bands, `<stem>.orbital_k<K>_b<B>[_s<S>].cube` / `.xsf`) from the checkpoint `from`
+/// bands, `<stem>.orbital_k<K>_b<B>[_s<S>].cube` / `.xsf`; with `potential` the local
+/// potential in Ha, `<stem>.potential[_up|_down].cube` / `.xsf`) from the checkpoint `from`
 /// (default: the SCF state of a pw.x input's save folder, else `<stem>.ckpt`), which must be of
 /// `input`'s crystal. Serial. The paths written, or the error to print.
 pub(crate) fn export(
     input: &Path,
     formats: &[GridFormat],
-    picks: &[OrbitalPick],
+    (picks, potential): (&[OrbitalPick], bool),
     from: Option<PathBuf>,
 ) -> Result<Vec<PathBuf>, String> {
     let mut spec = planewave_core::input::load(input).map_err(|e| e.to_string())?;
@@ -179,6 +180,18 @@ pub(crate) fn export(
         quiet: false,
     };
     let mut paths = write(&s, &density, input, &out).map_err(|e| format!("error: {e}"))?;
+    let mut fields: Vec<(String, String, Vec<f64>)> = Vec::new();
+    if potential {
+        let v = potential_on_grid(&s.model, &s.basis, &s.params, density.clone())?;
+        let names: &[&str] = if v.len() == 2 {
+            &["potential_up", "potential_down"]
+        } else {
+            &["potential"]
+        };
+        for (name, values) in names.iter().zip(v) {
+            fields.push((name.to_string(), "V_loc + V_H + V_xc (Ha)".into(), values));
+        }
+    }
     let fields =
         orbitals(&s, &state, picks).map_err(|e| format!("error: {}: {e}", input.display()))?;
     let title = format!("{}: planewave {}", s.spec.title, env!("CARGO_PKG_VERSION"));

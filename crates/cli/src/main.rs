@@ -335,6 +335,10 @@ enum Command {
         /// more. Written as <stem>.orbital_k<K>_b<BAND>.cube / .xsf.
         #[arg(long, value_name = "K,BAND[,SPIN]")]
         orbital: Vec<grid_files::OrbitalPick>,
+        /// Also the local potential V_loc + V_H + V_xc in Ha (VASP's LOCPOT, QE's pp.x
+        /// plot_num 1 in Ry), per spin channel: <stem>.potential.cube / .xsf.
+        #[arg(long)]
+        potential: bool,
         /// The checkpoint to read.
         #[arg(long, value_name = "FILE")]
         from: Option<PathBuf>,
@@ -466,6 +470,7 @@ fn main() -> ExitCode {
             input: path,
             density,
             orbital,
+            potential,
             from,
         } => {
             let formats: Vec<input::GridFormat> = (density.iter())
@@ -475,7 +480,7 @@ fn main() -> ExitCode {
                     FormatArg::Chgcar => input::GridFormat::Chgcar,
                 })
                 .collect();
-            match grid_files::export(&path, &formats, &orbital, from) {
+            match grid_files::export(&path, &formats, (&orbital, potential), from) {
                 Ok(paths) => {
                     let names: Vec<String> =
                         paths.iter().map(|p| p.display().to_string()).collect();

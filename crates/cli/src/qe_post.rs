@@ -7,8 +7,9 @@
 //! - bands.x: `filband` (QE's `&plot` file: Cartesian k in 2 pi/alat, energies in eV) and
 //!   `filband.gnu` (path length in 2 pi/alat, energy in eV, one block per band), from the
 //!   last bands step.
-//! - pp.x: the valence density, the spin density or |psi|² of one band (`plot_num` 0, 6, 7) of
-//!   the SCF state as `fileout`, Gaussian cube or XSF on the SCF's FFT grid.
+//! - pp.x: the valence density, the local potential (Ry, as pp.x), the spin density or |psi|²
+//!   of one band (`plot_num` 0, 1, 6, 7) of the SCF state as `fileout`, Gaussian cube or XSF
+//!   on the SCF's FFT grid.
 //!
 //! Contract: serial (under a launcher rank 0 does it); a missing step is one message naming
 //! the file and the step to run, exit code 2.
@@ -19,7 +20,7 @@ use std::process::ExitCode;
 
 use planewave_core::checkpoint::{self, Transfer};
 use planewave_core::dos::{self, Broadening};
-use planewave_core::grid_files::{cube, on_grid, xsf};
+use planewave_core::grid_files::{cube, on_grid, potential_on_grid, xsf};
 use planewave_core::input::units::{EV_PER_HARTREE, HARTREE_PER_RYDBERG};
 use planewave_core::input::{BandsX, DosMethod, DosX, PlotFormat, PlotQuantity, PostInput, PpX};
 
@@ -267,6 +268,24 @@ fn pp_x(p: &PpX) -> Result<String, String> {
                 p.save.source.display()
             ))
         }
+        PlotQuantity::Potential { spin } => {
+            let v = potential_on_grid(&s.model, &s.basis, &s.params, density.clone())?;
+            let channels: Vec<&Vec<f64>> = match spin {
+                0 => v.iter().collect(),
+                c if c <= v.len() => vec![&v[c - 1]],
+                c => {
+                    return Err(format!(
+                        "{}: spin_component = {c}, and the SCF had one spin channel",
+                        p.save.source.display()
+                    ))
+                }
+            };
+            let ry = 2.0 / channels.len() as f64;
+            let values = (0..v[0].len())
+                .map(|i| ry * channels.iter().map(|c| c[i]).sum::<f64>())
+                .collect();
+            (values, "V_bare + V_H + V_xc (Ry)".to_string())
+        }
         PlotQuantity::Orbital { kpoint, band, spin } => {
             let pick = OrbitalPick {
                 k: kpoint,
@@ -285,6 +304,7 @@ fn pp_x(p: &PpX) -> Result<String, String> {
         PlotFormat::Xsf => {
             let block = match p.quantity {
                 PlotQuantity::Orbital { .. } => "psi_squared_per_bohr3",
+                PlotQuantity::Potential { .. } => "potential_ry",
                 _ => "density_electrons_per_bohr3",
             };
             xsf(&s.model, &s.basis, block, &values)

@@ -5,7 +5,9 @@
 //! (bands.json, ≤ 1e-5 Ha) and bands.x's plottable file, the DOS by optimised tetrahedra and
 //! by Gaussians (L1 ≤ 2% of the integral, the electrons up to E_F within 0.01), and pp.x's
 //! cube of the density on QE's 32³ grid (≤ 1e-5 of its maximum; the grid sum gives the
-//! electrons) and of one band's |psi|² (one electron); the bands step on two ranks gives the
+//! electrons), of one band's |psi|² (one electron) and of the local potential (its integral
+//! with the density is the band energy less the kinetic and nonlocal ones); the bands step on
+//! two ranks gives the
 //! same eigenvalues (1e-8 Ha). Then the refusals: a step without an SCF state, a state of another crystal,
 //! dos.x before an nscf step.
 
@@ -256,6 +258,35 @@ fn pw_x_bands_x_dos_x_and_pp_x_inputs_run_as_they_are() {
         let theirs = p["value_e_per_bohr3"].as_f64().unwrap();
         assert!((ours - theirs).abs() < 1e-5 * max, "{p}: {ours}");
     }
+
+    // pp.x plot_num = 1: V_bare + V_H + V_xc in Ry. At self-consistency the band energy is
+    // the kinetic and nonlocal energies plus the integral of V rho.
+    let pot = "&inputpp\n prefix='si2_lda_gth', outdir='../scf/qe_tmp', plot_num=1\n/\n&plot\n iflag=3, output_format=6, fileout='v.cube'\n/\n";
+    std::fs::write(cube.join("pot.in"), pot).unwrap();
+    ok(&run(&cube, "pot.in", &[]));
+    let text = std::fs::read_to_string(cube.join("v.cube")).unwrap();
+    let v: Vec<f64> = (text.lines().skip(8))
+        .flat_map(|l| l.split_whitespace().map(|x| x.parse::<f64>().unwrap()))
+        .collect();
+    let v_rho: f64 = 0.5 * dv * v.iter().zip(&values).map(|(a, b)| a * b).sum::<f64>();
+    let scf = read(&dir.join("scf/pw.json"));
+    let mut band = 0.0;
+    for (k, kpt) in scf["kpoints"].as_array().unwrap().iter().enumerate() {
+        let e = scf["eigenvalues_ha"][0][k].as_array().unwrap();
+        let f = scf["occupations"][0][k].as_array().unwrap();
+        let sum: f64 = e
+            .iter()
+            .zip(f)
+            .map(|(e, f)| e.as_f64().unwrap() * f.as_f64().unwrap())
+            .sum();
+        band += kpt["weight"].as_f64().unwrap() * sum;
+    }
+    let terms = &scf["energy_terms_ha"];
+    let rest = band - terms["kinetic"].as_f64().unwrap() - terms["nonlocal"].as_f64().unwrap();
+    assert!(
+        (v_rho - rest).abs() < 1e-5,
+        "int V rho = {v_rho}, band less kinetic and nonlocal {rest}"
+    );
 
     // pp.x plot_num = 7: |psi|^2 of the highest valence band at the first k-point holds one
     // electron; a band the state lacks is refused.

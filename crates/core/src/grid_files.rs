@@ -21,9 +21,11 @@ use num_complex::Complex64;
 
 use crate::bands::BandScalar;
 use crate::basis::{Basis, Kpoint};
+use crate::density::Density;
 use crate::input::units::ANGSTROM_PER_BOHR;
 use crate::model::Model;
 use crate::pseudo::atomic_number;
+use crate::scf::{Engine, ScfParams};
 use planewave_linalg::Mat;
 
 /// The field of this rank's density-sphere entries `local_g` at every FFT grid point.
@@ -36,6 +38,20 @@ pub fn on_grid(basis: &Basis, local_g: &[Complex64]) -> Vec<f64> {
     }
     basis.fft.backward(&mut grid);
     grid.iter().map(|z| z.re).collect()
+}
+
+/// The local potential V_loc + V_H + V_xc (Ha) of the density `density_g` (this rank's
+/// density-sphere entries per spin) at every FFT grid point, per spin channel, with `params`'
+/// functional settings. Serial (one rank holds the whole grid).
+pub fn potential_on_grid(
+    model: &Model,
+    basis: &Basis,
+    params: &ScfParams,
+    density_g: Vec<Vec<Complex64>>,
+) -> Result<Vec<Vec<f64>>, String> {
+    let engine = Engine::<Complex64>::new(model, basis, params)?;
+    let rho = Density::from_g(basis, density_g);
+    Ok(engine.local_potential(&rho))
 }
 
 /// |psi|² of band `band` of `psi` (the bands of `kpt` as columns, whole on this rank) at every

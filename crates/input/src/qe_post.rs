@@ -77,6 +77,11 @@ pub struct BandsX {
 pub enum PlotQuantity {
     /// 0: the valence electron density (electrons/bohr^3).
     Density,
+    /// 1: the local potential V_bare + V_H + V_xc (Ry, as pp.x writes it).
+    Potential {
+        /// `spin_component`: 0 the channels' average (or the one channel), 1 up, 2 down.
+        spin: usize,
+    },
     /// 6: the spin polarisation, up less down density (electrons/bohr^3).
     SpinDensity,
     /// 7: |psi|^2 of one band at one k-point (1/bohr^3, one electron).
@@ -99,8 +104,8 @@ pub enum PlotFormat {
     Cube,
 }
 
-/// pp.x's `&inputpp` and `&plot` (three-dimensional, `iflag = 3`; the density, the spin
-/// density and |psi|^2 of a band).
+/// pp.x's `&inputpp` and `&plot` (three-dimensional, `iflag = 3`; the density, the local
+/// potential, the spin density and |psi|^2 of a band).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PpX {
     /// The save folder.
@@ -300,8 +305,14 @@ impl Post<'_> {
             n if n >= 1 => Ok(n as usize),
             n => Err(self.err(key, format!("{key} counts from 1, got {n}"), "e.g. 1")),
         };
-        if i.plot_num != Some(7) && i.spin_component.is_some_and(|s| s != 0) {
-            let msg = "spin_component picks the channel of an orbital (plot_num = 7)";
+        let channel = i.spin_component.unwrap_or(0);
+        if !(0..=2).contains(&channel) {
+            let msg = format!("spin_component must be 0, 1 or 2, got {channel}");
+            return Err(self.err("spin_component", msg, "1: up, 2: down"));
+        }
+        if !matches!(i.plot_num, Some(1 | 7)) && channel != 0 {
+            let msg =
+                "spin_component picks the channel of a potential (plot_num = 1) or an orbital (7)";
             let hint = "leave it out (plot_num 0 is both channels, 6 their difference)";
             return Err(self.err("spin_component", msg, hint));
         }
@@ -312,6 +323,9 @@ impl Post<'_> {
         }
         let quantity = match i.plot_num {
             Some(0) => PlotQuantity::Density,
+            Some(1) => PlotQuantity::Potential {
+                spin: channel as usize,
+            },
             Some(6) => PlotQuantity::SpinDensity,
             Some(7) => PlotQuantity::Orbital {
                 kpoint: from_one("kpoint", i.kpoint)?,
@@ -320,7 +334,7 @@ impl Post<'_> {
             },
             Some(n) => {
                 let msg = format!("plot_num = {n} is not implemented");
-                let hint = "planewave's pp.x plots 0 (the valence density), 6 (the spin density, up less down) and 7 (|psi|^2 of kband at kpoint); for potentials use QE's pp.x";
+                let hint = "planewave's pp.x plots 0 (the valence density), 1 (V_bare + V_H + V_xc), 6 (the spin density, up less down) and 7 (|psi|^2 of kband at kpoint)";
                 return Err(self.err("plot_num", msg, hint));
             }
             None => {
@@ -428,6 +442,11 @@ mod tests {
         );
         let pp7 = |inputpp: &str| pp(inputpp, "output_format=5, fileout='a'");
         assert_eq!(key(&pp7("plot_num=7, kband=0")), "kband");
+        assert_eq!(key(&pp7("plot_num=1, spin_component=3")), "spin_component");
+        let Some(PostInput::Pp(p)) = r(&pp7("plot_num=1, spin_component=2")).unwrap() else {
+            panic!()
+        };
+        assert_eq!(p.quantity, PlotQuantity::Potential { spin: 2 });
         assert_eq!(key(&pp7("plot_num=7, lsign=.true.")), "lsign");
         let Some(PostInput::Pp(p)) = r(&pp7("plot_num=7, kpoint=2, kband=3")).unwrap() else {
             panic!()

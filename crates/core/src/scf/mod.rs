@@ -855,6 +855,14 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         Ok((eig, eig_iters[0], applied))
     }
 
+    /// The local potential V_loc + V_H + V_xc (Ha) of the density `rho`, per spin channel, at
+    /// this rank's grid points (the potential the bands of `rho` would see). Collective on the
+    /// G-vector group.
+    pub fn local_potential(&self, rho: &Density) -> Vec<Vec<f64>> {
+        let state = self.state(rho, None, None);
+        term::potentials(&self.terms, &state).total
+    }
+
     /// The state of the density `rho` with exact exchange on (a hybrid's inner loop),
     /// the bands and the operators `ace` if given.
     pub fn state<'s>(
