@@ -143,7 +143,7 @@ pub(crate) fn no_state(save: &Path) -> String {
 /// A pw.x `calculation = 'bands' | 'nscf'` input: the fixed-density step from the SCF state of
 /// its save folder; `<stem>.json` and, for bands, the band picture. Collective.
 pub(crate) fn run_non_scf(
-    mut spec: RunSpec,
+    spec: RunSpec,
     (input, json): (&Path, Option<PathBuf>),
     tuning: Tuning,
     out: &Output,
@@ -153,31 +153,7 @@ pub(crate) fn run_non_scf(
     let qe = spec.qe.clone().expect("a pw.x input");
     let kind = qe.non_scf.expect("a non-SCF step");
     let save = qe.save_dir(default_outdir().as_deref());
-    let state = save.join(STATE);
-    if !state.exists() {
-        return out.fail(&format!("error: {}: {}", input.display(), no_state(&save)));
-    }
-    if kind == NonScf::Bands {
-        // pw.x's bands step solves the points as listed.
-        spec.use_symmetry = false;
-    }
-    let s = match setup::build_on(spec, world) {
-        Ok(s) => s,
-        Err(e) => return out.fail(&e.to_string()),
-    };
-    if out.talks() {
-        report::setup(&s);
-    }
-    let solved = checkpoint::read_fixed_density(&state, &s.model, &s.basis, tuning.checkpoint)
-        .map_err(|e| format!("error: {}: {e}", input.display()))
-        .and_then(|(density, meta)| {
-            let r = fixed_density::solve(&s, density).map_err(|e| e.to_string())?;
-            let fermi = meta
-                .fermi_level_ha
-                .map(|f| f.into_iter().fold(f64::MIN, f64::max));
-            Ok((r, fermi))
-        });
-    let (r, scf_fermi) = match solved {
+    let (s, r, scf_fermi) = match solve(spec, (input, &save), tuning, out, world) {
         Ok(x) => x,
         Err(e) => return out.fail(&e),
     };
@@ -220,6 +196,36 @@ pub(crate) fn run_non_scf(
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+/// The step's set-up and its bands with the density of the SCF state in `save` held fixed,
+/// with the SCF's Fermi level (smearing); the message to print. Collective.
+fn solve(
+    mut spec: RunSpec,
+    (input, save): (&Path, &Path),
+    tuning: Tuning,
+    out: &Output,
+    world: Arc<dyn planewave_comm::Communicator>,
+) -> Result<(Setup, ScfResult, Option<f64>), String> {
+    let state = save.join(STATE);
+    let name = input.display();
+    if !state.exists() {
+        return Err(format!("error: {name}: {}", no_state(save)));
+    }
+    if spec.qe.as_ref().and_then(|q| q.non_scf) == Some(NonScf::Bands) {
+        // pw.x's bands step solves the points as listed.
+        spec.use_symmetry = false;
+    }
+    let s = setup::build_on(spec, world).map_err(|e| e.to_string())?;
+    if out.talks() {
+        report::setup(&s);
+    }
+    let (density, meta) =
+        checkpoint::read_fixed_density(&state, &s.model, &s.basis, tuning.checkpoint)
+            .map_err(|e| format!("error: {name}: {e}"))?;
+    let r = fixed_density::solve(&s, density).map_err(|e| e.to_string())?;
+    let fermi = (meta.fermi_level_ha).map(|f| f.into_iter().fold(f64::MIN, f64::max));
+    Ok((s, r, fermi))
 }
 
 /// The bands step's files: the picture beside the input and the saved path for bands.x; the

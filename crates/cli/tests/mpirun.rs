@@ -2,7 +2,7 @@
 //! results on 2 and 4 MPI ranks equal the serial ones (a spin case, a k-point case, k-point
 //! groups x G-vector groups, and pure G-vector groups on the Γ-point real path), one
 //! message and exit code 2 for a bad input, for an error on one rank only and for a panic on
-//! one rank only, and never a hang.
+//! one rank only, and never a hang; a QE workflow (SCF, bands step, bands.x) under mpirun.
 #![cfg(feature = "mpi")]
 
 use serde_json::Value;
@@ -396,5 +396,67 @@ fn a_signal_stops_every_rank_with_a_checkpoint() {
     assert!(stderr.contains("stopped by signal SIGUSR1"), "{stderr}");
     let out = serial(&["run", input.to_str().unwrap(), "-q", "--restart", ck_s]);
     assert!(out.status.success(), "{out:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// QE's si2_lda_gth workflow inputs (tests/data/post/si2_lda_gth/workflow) in a fresh folder.
+fn qe_workflow(tag: &str) -> PathBuf {
+    let dir = scratch(tag);
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
+    let w = data.join("post/si2_lda_gth/workflow");
+    for f in ["scf/pw.in", "bands/pw.in", "bands/bands.in"] {
+        std::fs::create_dir_all(dir.join(f).parent().unwrap()).unwrap();
+        std::fs::copy(w.join(f), dir.join(f)).unwrap();
+    }
+    std::fs::create_dir_all(dir.join("scf/pseudo")).unwrap();
+    let pseudo = "Si-q4.lda.gth";
+    std::fs::copy(
+        data.join("pseudos/gth").join(pseudo),
+        dir.join("scf/pseudo").join(pseudo),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_qe_workflow_under_mpirun_matches_serial() {
+    let dir = qe_workflow("qe-workflow");
+    let path = |f: &str| dir.join(f).to_str().unwrap().to_string();
+    // The SCF on 2 ranks keeps its state in the save folder.
+    let scf = mpirun(2, &["run", &path("scf/pw.in"), "-q"], &[]);
+    assert!(scf.status.success(), "{scf:?}");
+    let save = dir.join("scf/qe_tmp/si2_lda_gth.save");
+    assert!(save.join("planewave.ckpt").exists());
+    std::fs::create_dir_all(dir.join("bands/qe_tmp/si2_lda_gth.save")).unwrap();
+    for f in std::fs::read_dir(&save).unwrap() {
+        let f = f.unwrap().path();
+        let to = dir
+            .join("bands/qe_tmp/si2_lda_gth.save")
+            .join(f.file_name().unwrap());
+        std::fs::copy(&f, to).unwrap();
+    }
+    // The bands step on 2 ranks and on one give the same eigenvalues.
+    let bands = path("bands/pw.in");
+    let one = serial(&["run", &bands, "-q", "--json", &path("one.json")]);
+    assert!(one.status.success(), "{one:?}");
+    let two = mpirun(2, &["run", &bands, "-q", "--json", &path("two.json")], &[]);
+    assert!(two.status.success(), "{two:?}");
+    let (a, b) = (json(&dir.join("one.json")), json(&dir.join("two.json")));
+    let (x, y) = (numbers(&a, "eigenvalues_ha"), numbers(&b, "eigenvalues_ha"));
+    assert_eq!(x.len(), 67 * 12);
+    let d = x
+        .iter()
+        .zip(&y)
+        .map(|(p, q)| (p - q).abs())
+        .fold(0.0, f64::max);
+    assert!(d < 1e-8, "bands step on 2 ranks differs by {d:.2e} Ha");
+    // bands.x is serial: under mpirun rank 0 writes its files once, every rank ends cleanly.
+    let post = mpirun(2, &["run", &path("bands/bands.in")], &[]);
+    assert!(post.status.success(), "{post:?}");
+    let gnu = std::fs::read_to_string(dir.join("bands/bands.dat.gnu")).unwrap();
+    assert_eq!(
+        gnu.lines().filter(|l| !l.trim().is_empty()).count(),
+        67 * 12
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
