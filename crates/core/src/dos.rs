@@ -2,14 +2,16 @@
 //! (QE's `nscf` + `dos.x`), broadened by Gaussians or integrated by tetrahedra.
 //!
 //! Contract: [`compute`] solves the grid of the input's `[dos]` (default: the SCF's grid
-//! doubled), reduced by the crystal's symmetry, through [`fixed_density::run`]; by tetrahedra
-//! every grid point takes its irreducible point's bands ([`crate::tetrahedra`]); [`gaussian`]
+//! doubled), reduced by the crystal's symmetry, through [`fixed_density::run`], keeps the
+//! result as [`GridBands`] (what QE's nscf step leaves for dos.x; [`grid_bands`]) and
+//! integrates it ([`from_grid`]): by tetrahedra every grid point takes its irreducible point's
+//! bands ([`crate::tetrahedra`]; [`tetrahedron_fermi_level`] finds E_F that way); [`gaussian`]
 //! gives D(E) = f Σ_k w_k Σ_n exp(-((E - e_nk)/s)²) / (s √π) and its exact integral
 //! N(E) = f Σ_k w_k Σ_n (1 + erf((E - e_nk)/s)) / 2, per spin channel, with f = 2 without spin
 //! and 1 per channel with it (the weights w_k add to 1). D is in states per Ha per cell (per eV
 //! in the document), N in electrons per cell. The energies run from the lowest eigenvalue less
 //! 3 s to the highest plus 3 s (tetrahedra: from the lowest to the highest) in the input's
-//! step, as dos.x's. Collective.
+//! step, as dos.x's, or over the range given. [`compute`] is collective; the rest is serial.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

@@ -65,7 +65,7 @@ pub struct Meta {
     /// SHA-256 of the physics input (see [`input_digest`]).
     pub digest: String,
     /// SHA-256 of what the density's meaning depends on (see [`density_digest`]); absent in
-    /// files of planewave before 0.5 (they cannot start a fixed-density step).
+    /// files written before the QE bands and nscf steps existed (such files cannot start one).
     #[serde(default)]
     pub density_digest: Option<String>,
     /// Lattice vectors (rows, bohr).
