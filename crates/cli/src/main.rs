@@ -316,7 +316,8 @@ enum Command {
     /// electrons per cell up to each energy, per spin) and `<stem>.dos.svg` and `.png`.
     /// Example: planewave dos examples/si.toml
     Dos(CalcArgs),
-    /// Write the density files of a finished run from its checkpoint, without an SCF.
+    /// Write the density, potential and orbital files of a finished run from its checkpoint,
+    /// without an SCF.
     ///
     /// The checkpoint is --from FILE, else the SCF state of a pw.x input's save folder
     /// (<outdir>/<prefix>.save), else <stem>.ckpt (written by `run --checkpoint`); it must be
@@ -758,9 +759,16 @@ fn run_scf(
     if let (Some(save), None) = (&save, &checkpoint.checkpoint) {
         (plan.path, plan.at_end) = (save.join(qe_workflow::STATE), true);
     }
-    if let Some(save) = save.as_ref().filter(|_| out.root) {
-        if let Err(e) = qe_workflow::prepare_save(save) {
-            return out.fail(&format!("error: {}: {e}", input.display()));
+    if let Some(save) = &save {
+        // Rank 0 creates the folder; every rank learns whether it could.
+        let made = if out.root {
+            qe_workflow::prepare_save(save)
+        } else {
+            Ok(())
+        };
+        if let Err(e) = planewave_core::parallel::agree_on(s.basis.parallel.world().as_ref(), made)
+        {
+            return out.fail(&format!("error: {}: {}", input.display(), e.error));
         }
     }
     s.params.checkpoint = Some(plan.clone());
@@ -862,9 +870,16 @@ fn run_scf(
         }
         return ExitCode::from(1);
     }
-    if let Some(save) = save.as_ref().filter(|_| out.root) {
-        if let Err(e) = qe_workflow::keep_scf(&s, save, &plan.path) {
-            return out.fail(&format!("error: {e}"));
+    if let Some(save) = &save {
+        // Rank 0 copies; every rank learns whether it could, so none is left in a collective.
+        let kept = if out.root {
+            qe_workflow::keep_scf(&s, save, &plan.path)
+        } else {
+            Ok(())
+        };
+        if let Err(e) = planewave_core::parallel::agree_on(s.basis.parallel.world().as_ref(), kept)
+        {
+            return out.fail(&format!("error: {}", e.error));
         }
         if out.talks() {
             println!(

@@ -84,7 +84,8 @@ fn refused(out: &Output, part: &str) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains(part), "{err}");
-    assert_eq!(err.matches("error").count(), 1, "one message: {err}");
+    let messages = err.lines().filter(|l| l.starts_with("error")).count();
+    assert_eq!(messages, 1, "one message: {err}");
 }
 
 /// A copy of the SCF's save folder in `step`, as the reference set ran its steps.
@@ -337,6 +338,18 @@ fn steps_without_their_state_or_of_another_crystal_are_refused() {
     refused(
         &run(&bands, "cutoff.in", &[]),
         "its cutoff is 15 Ha, this input's 12.5 Ha",
+    );
+    // An outdir that cannot be a folder (under a file) stops the SCF before it starts.
+    let scf = dir.join("scf");
+    let text = std::fs::read_to_string(scf.join("pw.in")).unwrap();
+    std::fs::write(
+        scf.join("blocked.in"),
+        text.replace("outdir='./qe_tmp'", "outdir='./pw.in/tmp'"),
+    )
+    .unwrap();
+    refused(
+        &run(&scf, "blocked.in", &["--ranks", "2"]),
+        "cannot create the save folder",
     );
     // A bands input with `planewave bands` is pointed at `planewave run`.
     let out = Command::new(env!("CARGO_BIN_EXE_planewave"))
