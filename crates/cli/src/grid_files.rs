@@ -182,7 +182,7 @@ pub(crate) fn export(
     let mut paths = write(&s, &density, input, &out).map_err(|e| format!("error: {e}"))?;
     let mut fields: Vec<(String, String, Vec<f64>)> = Vec::new();
     if potential {
-        let v = potential_on_grid(&s.model, &s.basis, &s.params, density.clone())?;
+        let v = potential_on_grid(&s.model, &s.basis, &s.params, density)?;
         let names: &[&str] = if v.len() == 2 {
             &["potential_up", "potential_down"]
         } else {

@@ -48,12 +48,7 @@ pub fn read(
     let (mut reader, meta) = open_shared(path, world.as_ref())?;
     let notes = check(path, &meta, model, basis)?;
     let kind = transfer.transport;
-    let mut io = Io {
-        reader: reader.as_mut(),
-        world: world.as_ref(),
-        error: None,
-        block_bytes: transfer.block_bytes,
-    };
+    let mut io = Io::new(reader.as_mut(), world.as_ref(), transfer);
     let density_g = read_density(&mut io, &meta, basis);
     let frac: Vec<[f64; 3]> = meta.kpoints.iter().map(|k| k.frac).collect();
     let mut notes = notes;
@@ -67,11 +62,7 @@ pub fn read(
         let psi = read_bands(&mut io, &meta, basis, (nbands, seed), kind);
         Some(Wavefunctions::Complex(psi))
     };
-    let status = match io.error.take() {
-        Some(e) => Err(e),
-        None => Ok(()),
-    };
-    agree_on(world.as_ref(), status).map_err(|e| e.error)?;
+    io.finish()?;
     if meta.nbands < nbands && wavefunctions.is_some() {
         notes.push(format!(
             "the checkpoint holds {} bands, this run {nbands}: the others start random",
@@ -102,18 +93,9 @@ pub fn read_fixed_density(
     let world = basis.parallel.world().clone();
     let (mut reader, meta) = open_shared(path, world.as_ref())?;
     same_crystal(path, &meta, model, basis)?;
-    let mut io = Io {
-        reader: reader.as_mut(),
-        world: world.as_ref(),
-        error: None,
-        block_bytes: transfer.block_bytes,
-    };
+    let mut io = Io::new(reader.as_mut(), world.as_ref(), transfer);
     let density_g = read_density(&mut io, &meta, basis);
-    let status = match io.error.take() {
-        Some(e) => Err(e),
-        None => Ok(()),
-    };
-    agree_on(world.as_ref(), status).map_err(|e| e.error)?;
+    io.finish()?;
     Ok((density_g, meta))
 }
 
@@ -259,7 +241,26 @@ struct Io<'a> {
     block_bytes: usize,
 }
 
-impl Io<'_> {
+impl<'a> Io<'a> {
+    fn new(
+        reader: Option<&'a mut FileReader<Meta>>,
+        world: &'a dyn Communicator,
+        transfer: Transfer,
+    ) -> Self {
+        Io {
+            reader,
+            world,
+            error: None,
+            block_bytes: transfer.block_bytes,
+        }
+    }
+
+    /// The first read error of any rank, on every rank.
+    fn finish(&mut self) -> Result<(), String> {
+        let status = self.error.take().map_or(Ok(()), Err);
+        agree_on(self.world, status).map_err(|e| e.error)
+    }
+
     /// Elements `range` of section `name` (of `kind`, `size` bytes each) on the ranks `route`
     /// delivers to, in pieces of `piece` elements: `f(first element, bytes)` there.
     fn stream(
