@@ -78,15 +78,7 @@ pub fn build_following(
     let mut notes = Vec::new();
     let species = species_on(&spec, world.as_ref(), &mut warnings)?;
     let crystal = crystal_of(&spec, &species)?;
-    let functional = Functional::from_name(&spec.functional).ok_or_else(|| {
-        let msg = format!("unknown functional {}", spec.functional);
-        err(
-            &spec,
-            spec.key_names().functional,
-            msg,
-            "use lda_pz, lda_pw, lda_vwn or pbe",
-        )
-    })?;
+    let functional = functional_of(&spec, &species)?;
     let zsum: f64 = (crystal.atoms.iter())
         .map(|a| species[a.species].pseudo.z_valence)
         .sum();
@@ -166,6 +158,39 @@ pub fn build_following(
 
 /// Every species' pseudopotential, read on every rank; one rank's failure is every rank's
 /// error, and says so when the others could read the file.
+/// The input's functional; for [`crate::input::FUNCTIONAL_OF_PSEUDOPOTENTIALS`], the one every
+/// pseudopotential file names (an error when they differ or name none planewave knows).
+fn functional_of(spec: &RunSpec, species: &[Species]) -> Result<Functional, InputError> {
+    let key = spec.key_names().functional;
+    if spec.functional != crate::input::FUNCTIONAL_OF_PSEUDOPOTENTIALS {
+        return Functional::from_name(&spec.functional).ok_or_else(|| {
+            let msg = format!("unknown functional {}", spec.functional);
+            err(spec, key, msg, "use lda_pz, lda_pw, lda_vwn or pbe")
+        });
+    }
+    let named: Vec<(String, Option<Functional>)> = (species.iter())
+        .map(|s| {
+            let hint = s.pseudo.functional_hint.clone().unwrap_or_default();
+            let f = Functional::of_pseudopotential(&hint);
+            (format!("{} ('{hint}')", s.path.display()), f)
+        })
+        .collect();
+    let hint = "give input_dft, e.g. input_dft = 'pbe'";
+    if let Some((file, _)) = named.iter().find(|(_, f)| f.is_none()) {
+        let msg = format!("the pseudopotential {file} names a functional planewave does not know");
+        return Err(err(spec, key, msg, hint));
+    }
+    let first = named[0].1;
+    if let Some((file, _)) = named.iter().find(|(_, f)| *f != first) {
+        let msg = format!(
+            "the pseudopotentials name different functionals: {} and {file}",
+            named[0].0
+        );
+        return Err(err(spec, key, msg, hint));
+    }
+    Ok(first.expect("checked above"))
+}
+
 fn species_on(
     spec: &RunSpec,
     world: &dyn Communicator,

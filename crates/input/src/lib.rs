@@ -334,6 +334,10 @@ impl std::str::FromStr for BandStart {
 /// Davidson's default search space in multiples of the bands (QE `diago_david_ndim`).
 pub const DEFAULT_DAVIDSON_DIM: usize = 3;
 
+/// The functional name that stands for "the one the pseudopotential files name" (QE's
+/// behaviour without `input_dft`); the set-up resolves it from the files.
+pub const FUNCTIONAL_OF_PSEUDOPOTENTIALS: &str = "of the pseudopotentials";
+
 /// SCF controls.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScfSpec {

@@ -20,7 +20,8 @@
 //! * `input_dft`: pz, lda -> lda_pz; pw -> lda_pw; sla+vwn, vwn -> lda_vwn; pbe -> pbe;
 //!   pbe0 and hse -> pbe with exact exchange ([`super::RunSpec::hybrid`]; hse with the erfc
 //!   kernel and `screening_parameter`, default 0.106 1/bohr).
-//!   Absent: lda_pz (note: QE itself would take the functional from the pseudopotentials).
+//!   Absent: the functional the pseudopotential files name, as QE does
+//!   ([`crate::FUNCTIONAL_OF_PSEUDOPOTENTIALS`]).
 //! * With pbe0 or hse (`qe_hybrid.rs`): `exx_fraction` (default 0.25), `x_gamma_extrapolation`
 //!   (default true), `exxdiv_treatment` 'gygi-baldereschi' only, `nqx1..3` (a sub-grid of the
 //!   k grid, checked at set-up),
@@ -535,7 +536,8 @@ impl Reader<'_> {
     /// planewave's name of `input_dft` (lower case; empty when absent).
     fn functional(&self, dft: &str) -> Result<String, InputError> {
         let name = match dft {
-            "" | "pz" | "lda" | "sla+pz" => "lda_pz",
+            "" => crate::FUNCTIONAL_OF_PSEUDOPOTENTIALS,
+            "pz" | "lda" | "sla+pz" => "lda_pz",
             "pw" | "sla+pw" => "lda_pw",
             "sla+vwn" | "vwn" => "lda_vwn",
             "pbe" | "pbe0" | "hse" => "pbe",

@@ -111,6 +111,34 @@ impl Functional {
             .into_iter()
             .find(|f| f.name().eq_ignore_ascii_case(s.trim()))
     }
+
+    /// The functional a pseudopotential file names (UPF `functional`, QE's short or long
+    /// names such as "PBE", "SLA PW PBX PBC", "SLA-PZ-NOGX-NOGC"; GTH and psp8 "LDA"/"PBE");
+    /// None when it is none of these.
+    pub fn of_pseudopotential(hint: &str) -> Option<Self> {
+        let upper = hint.to_ascii_uppercase().replace(['-', '_', '+'], " ");
+        let words: Vec<&str> = upper.split_whitespace().collect();
+        let has = |w: &str| words.contains(&w);
+        let name = if has("PBE") || (has("PBX") && has("PBC")) {
+            "pbe"
+        } else if words.iter().any(|w| {
+            [
+                "PBESOL", "PSX", "PSC", "BLYP", "B88", "LYP", "PW91", "GGX", "GGC",
+            ]
+            .contains(w)
+        }) {
+            return None;
+        } else if has("VWN") {
+            "lda_vwn"
+        } else if has("PW") {
+            "lda_pw"
+        } else if has("PZ") || has("LDA") || has("PADE") {
+            "lda_pz"
+        } else {
+            return None;
+        };
+        Self::from_name(name)
+    }
 }
 
 /// How much of the semilocal exchange a hybrid keeps: all of it times `scale` (PBE0: 1 - a),

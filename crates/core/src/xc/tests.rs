@@ -531,3 +531,22 @@ fn names_roundtrip() {
 fn gga_without_sigma_panics() {
     evaluate(Functional::Pbe, &[&[0.1]], &[]);
 }
+
+#[test]
+fn pseudopotential_files_name_their_functional() {
+    let name = |h: &str| Functional::of_pseudopotential(h).map(|f| f.name());
+    for pbe in ["PBE", "SLA PW PBX PBC", "SLA-PW-PBE-PBE", "GGA_PBE"] {
+        assert_eq!(name(pbe), Some("pbe"), "{pbe}");
+    }
+    for (hint, lda) in [
+        ("SLA-PZ-NOGX-NOGC", "lda_pz"),
+        ("LDA", "lda_pz"),
+        ("SLA PW NOGX NOGC", "lda_pw"),
+        ("SLA VWN", "lda_vwn"),
+    ] {
+        assert_eq!(name(hint), Some(lda), "{hint}");
+    }
+    for unknown in ["PBESOL", "BLYP", "SLA PW PSX PSC", "", "pspxc=17"] {
+        assert_eq!(name(unknown), None, "{unknown}");
+    }
+}
