@@ -26,16 +26,21 @@ const DQ: f64 = 0.01;
 /// One orbital's form factor `φ(q)` on `q = i * DQ`.
 struct Table {
     l: usize,
+    label: String,
     values: Vec<f64>,
 }
 
 impl Table {
-    /// `φ(q)` by linear interpolation (q within the table).
+    /// `φ(q)` by QE's 4-point Lagrange interpolation on the points `i..i + 3` with
+    /// `i = ⌊q / DQ⌋` (q within the table).
     fn at(&self, q: f64) -> f64 {
         let x = q / DQ;
-        let i = (x as usize).min(self.values.len() - 2);
-        let t = x - i as f64;
-        (1.0 - t) * self.values[i] + t * self.values[i + 1]
+        let i = (x as usize).min(self.values.len() - 4);
+        let p = x - i as f64;
+        let (u, v, w) = (1.0 - p, 2.0 - p, 3.0 - p);
+        let t = &self.values[i..i + 4];
+        t[0] * u * v * w / 6.0 + t[1] * p * v * w / 2.0 - t[2] * p * u * w / 2.0
+            + t[3] * p * u * v / 6.0
     }
 }
 
@@ -50,7 +55,7 @@ impl AtomicStart {
     /// `basis` on this rank.
     pub fn new(model: &Model, basis: &Basis) -> Self {
         let qmax = basis.kpoints.iter().flat_map(kpg_norms).fold(0.0, f64::max);
-        let n = (qmax / DQ) as usize + 3;
+        let n = (qmax / DQ) as usize + 5;
         let tables = model
             .species
             .iter()
@@ -60,6 +65,7 @@ impl AtomicStart {
                     .iter()
                     .map(|o| Table {
                         l: o.l,
+                        label: o.label.clone(),
                         values: o.fourier_many(&(0..n).map(|i| i as f64 * DQ).collect::<Vec<_>>()),
                     })
                     .collect()
@@ -76,6 +82,18 @@ impl AtomicStart {
             .map(|t| t.iter().map(|o| 2 * o.l + 1).sum())
             .collect();
         model.crystal.atoms.iter().map(|a| per[a.species]).sum()
+    }
+
+    /// What each column of [`Self::bands`] is: (atom, the orbital's index within its species
+    /// from 0, its label, l, m from 0), in the columns' order.
+    pub fn columns(&self, model: &Model) -> Vec<(usize, usize, String, usize, usize)> {
+        let mut out = Vec::new();
+        for (atom, a) in model.crystal.atoms.iter().enumerate() {
+            for (i, o) in self.tables[a.species].iter().enumerate() {
+                out.extend((0..2 * o.l + 1).map(|m| (atom, i, o.label.clone(), o.l, m)));
+            }
+        }
+        out
     }
 
     /// Every atom's orbitals at `kpt` as band vectors (`kpt.dim()` rows, [`Self::count`]

@@ -8,8 +8,10 @@
 //! spherical valence density (aufbau occupations), solved self-consistently. The basis is the
 //! spherical Bessel functions `j_l(q_n r)` vanishing at `r = R` ([`RADIUS`]): their kinetic
 //! matrix is diagonal, and every other matrix element is a quadrature on a uniform grid. Each
-//! orbital is its radial function `R(r)` on that grid with `∫ R² r² dr = 1`. For other formats
-//! the list is empty (their starts stay random until the file's `PP_PSWFC` is read).
+//! orbital is its radial function `R(r)` on that grid with `∫ R² r² dr = 1`. A UPF file's
+//! orbitals are its own `PP_PSWFC` (those of non-negative occupation, as QE's `natomwfc`) on
+//! its mesh up to QE's `msh`, with QE's Simpson weights; a file without them (psp8, HGH) has
+//! none.
 
 use super::radial::sph_bessel;
 use super::{Kind, Pseudopotential};
@@ -30,19 +32,23 @@ const MIXING: f64 = 0.4;
 const MAX_ITERATIONS: usize = 200;
 const TOLERANCE: f64 = 1e-6;
 
-/// One radial orbital of the pseudo-atom.
+/// One radial orbital of the pseudo-atom, on a radial mesh with its quadrature weights.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RadialOrbital {
     /// Angular momentum.
     pub l: usize,
-    /// Electrons in it in the neutral atom (aufbau, spherical).
+    /// Its name: the file's label ("3S"), or the letter of `l` for a solved atom.
+    pub label: String,
+    /// Electrons in it in the neutral atom.
     pub occupation: f64,
-    /// Its Kohn–Sham energy (Ha).
-    pub energy: f64,
-    /// The grid spacing of [`Self::radial`] (bohr); point `j` is at `j * step`.
-    pub step: f64,
-    /// `R(r)` at the grid points, `∫ R² r² dr = 1`.
-    pub radial: Vec<f64>,
+    /// Its Kohn–Sham energy (Ha), where known.
+    pub energy: Option<f64>,
+    /// The mesh points r_j (bohr).
+    pub r: Vec<f64>,
+    /// The quadrature weights of the mesh (`∫ f dr ≈ Σ_j w_j f(r_j)`).
+    pub weights: Vec<f64>,
+    /// `r² R(r)` at the mesh points (`r χ(r)` of a UPF file), with `∫ R² r² dr = 1`.
+    pub r2_radial: Vec<f64>,
 }
 
 impl RadialOrbital {
@@ -54,12 +60,8 @@ impl RadialOrbital {
 
     /// [`Self::fourier`] at every `q` of `qs`.
     pub fn fourier_many(&self, qs: &[f64]) -> Vec<f64> {
-        let w = simpson_weights(self.radial.len() - 1, self.step);
-        let f: Vec<(f64, f64)> = (0..self.radial.len())
-            .map(|j| {
-                let r = j as f64 * self.step;
-                (r, w[j] * r * r * self.radial[j])
-            })
+        let f: Vec<(f64, f64)> = (self.r.iter().zip(&self.weights).zip(&self.r2_radial))
+            .map(|((&r, &w), &g)| (r, w * g))
             .collect();
         qs.par_iter()
             .map(|&q| {
@@ -69,6 +71,14 @@ impl RadialOrbital {
                         .sum::<f64>()
             })
             .collect()
+    }
+
+    /// `∫ R² r² dr` (1 for a normalised orbital).
+    pub fn norm2(&self) -> f64 {
+        (self.r.iter().zip(&self.weights).zip(&self.r2_radial))
+            .filter(|((&r, _), _)| r > 0.0)
+            .map(|((&r, &w), &g)| w * (g / r).powi(2))
+            .sum()
     }
 }
 
@@ -102,7 +112,7 @@ impl Pseudopotential {
                 data,
                 proj,
             }),
-            Kind::Numeric(_) => Vec::new(),
+            Kind::Numeric(n) => n.orbitals().to_vec(),
         }
     }
 }
@@ -293,10 +303,12 @@ fn solve(at: &RealSpace<'_>) -> Vec<RadialOrbital> {
         if e[0] < 0.0 {
             orbitals.push(RadialOrbital {
                 l: c.l,
+                label: ["s", "p", "d", "f"][c.l.min(3)].to_string(),
                 occupation: occ[3 * ci],
-                energy: e[0],
-                step: h,
-                radial: (0..r.len()).map(|j| radial[(j, 0)]).collect(),
+                energy: Some(e[0]),
+                r: r.clone(),
+                weights: simpson_weights(r.len() - 1, h),
+                r2_radial: (0..r.len()).map(|j| r[j] * r[j] * radial[(j, 0)]).collect(),
             });
         }
     }
@@ -321,22 +333,14 @@ mod tests {
         assert_eq!(orbitals.len(), 2, "{orbitals:?}");
         let (s, p) = (&orbitals[0], &orbitals[1]);
         assert_eq!((s.l, p.l), (0, 1));
-        assert!(
-            s.energy < p.energy && p.energy < 0.0,
-            "{} {}",
-            s.energy,
-            p.energy
-        );
+        let (es, ep) = (s.energy.unwrap(), p.energy.unwrap());
+        assert!(es < ep && ep < 0.0, "{es} {ep}");
         // LDA Si pseudo-atom: 3s about -0.40 Ha, 3p about -0.15 Ha.
-        assert!((s.energy + 0.40).abs() < 0.03, "3s {}", s.energy);
-        assert!((p.energy + 0.15).abs() < 0.03, "3p {}", p.energy);
+        assert!((es + 0.40).abs() < 0.03, "3s {es}");
+        assert!((ep + 0.15).abs() < 0.03, "3p {ep}");
         assert_eq!((s.occupation, p.occupation), (2.0, 2.0));
         for o in &orbitals {
-            let w = simpson_weights(o.radial.len() - 1, o.step);
-            let norm: f64 = (0..o.radial.len())
-                .map(|j| w[j] * (j as f64 * o.step * o.radial[j]).powi(2))
-                .sum();
-            assert!((norm - 1.0).abs() < 1e-6, "norm {norm}");
+            assert!((o.norm2() - 1.0).abs() < 1e-6, "norm {}", o.norm2());
         }
         assert!(p.fourier(0.0).abs() < 1e-12);
         assert!(s.fourier(0.0).abs() > 1.0);

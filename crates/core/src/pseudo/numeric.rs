@@ -9,9 +9,11 @@
 //! * projector i: 4 pi sum_{k<kkbeta} w_k (r beta_i) r j_l(q r), kkbeta = max cutoff index
 //!   (QE `init_tab_beta`).
 //! * core: 4 pi sum_{i<msh} w_i r^2 rho_c j0(q r)  (QE `drhoc`).
+//! * atomic orbital: 4 pi sum_{i<msh} w_i r (r chi) j_l(q r) (QE `init_at_1`).
 //! * atomic density: sum_{i<msh} w_i (4 pi r^2 rho_at) j0(q r)  (QE `atomic_rho_g`),
 //!   rescaled so that the q = 0 value is exactly z_valence.
 
+use super::atom::RadialOrbital;
 use super::radial::{qe_msh, simpson_weights, sph_bessel};
 use super::upf::UpfParsed;
 use crate::special::erf;
@@ -34,6 +36,8 @@ pub struct NumericData {
     rho_w: Option<Vec<f64>>,
     /// Projector form factors tabulated on a uniform q grid (see [`NumericData::tabulate`]).
     beta_table: Option<BetaTable>,
+    /// The file's pseudo-atomic orbitals on its first `msh` points.
+    orbitals: Vec<RadialOrbital>,
 }
 
 /// Projector form factors on q = 0, dq, 2 dq, ... for interpolation.
@@ -91,10 +95,24 @@ impl NumericData {
             // a missing/zero density (e.g. HGH tables) falls back to the Gaussian guess
             (total.abs() > 1e-3 * z).then(|| w.iter().map(|x| x * z / total).collect())
         });
+        let orbitals = u
+            .chi
+            .iter()
+            .map(|c| RadialOrbital {
+                l: c.l,
+                label: c.label.clone(),
+                occupation: c.occupation,
+                energy: None,
+                r: u.r[..msh].to_vec(),
+                weights: wm.clone(),
+                r2_radial: (0..msh).map(|i| u.r[i] * c.rchi[i]).collect(),
+            })
+            .collect();
         NumericData {
             z,
             r,
             msh,
+            orbitals,
             local_w,
             g0,
             beta_w,
@@ -106,6 +124,11 @@ impl NumericData {
 
     /// Tabulate the projector form factors up to `qmax` (1/bohr) so that later evaluations
     /// interpolate (4-point Lagrange) instead of integrating over the radial grid every time.
+    /// The file's pseudo-atomic orbitals (`PP_PSWFC`), empty when it has none.
+    pub fn orbitals(&self) -> &[RadialOrbital] {
+        &self.orbitals
+    }
+
     pub fn tabulate(&mut self, qmax: f64) {
         let n = (qmax / TABLE_DQ).ceil() as usize + 4;
         let values = (0..self.beta_w.len())

@@ -210,5 +210,6 @@ pub fn parse(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
         dij,
         nlcc,
         rho_atom,
+        chi: Vec::new(),
     })
 }

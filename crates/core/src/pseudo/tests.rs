@@ -706,3 +706,32 @@ fn random_mutations_and_cuts_of_every_format_never_panic() {
         }
     }
 }
+
+/// PseudoDojo's UPF carries its pseudo-atom's 3S and 3P (`PP_PSWFC`): both read, normalised
+/// on QE's radial cut-off of 10 bohr (the 3P's tail beyond it holds 3e-4), and the p form factor vanishes at q = 0; a `PP_CHI` without its l
+/// is refused by name. SG15 and HGH files have none.
+#[test]
+fn upf_atomic_wavefunctions_are_read() {
+    let dj = load("Si.dojo.pbe.upf");
+    let orbitals = dj.atomic_orbitals();
+    let labels: Vec<(&str, usize, f64)> = (orbitals.iter())
+        .map(|o| (o.label.as_str(), o.l, o.occupation))
+        .collect();
+    assert_eq!(labels, [("3S", 0, 2.0), ("3P", 1, 2.0)]);
+    for o in &orbitals {
+        assert!(
+            (o.norm2() - 1.0).abs() < 1e-3,
+            "{} norm {}",
+            o.label,
+            o.norm2()
+        );
+    }
+    assert!(orbitals[1].fourier(0.0).abs() < 1e-12);
+    assert!(load("Si.sg15.upf").atomic_orbitals().is_empty());
+    assert!(load("Si.pz-hgh.UPF").atomic_orbitals().is_empty());
+    let text = std::fs::read_to_string(data("Si.dojo.pbe.upf")).unwrap();
+    let broken = text.replacen("label=\"3S\"\nl=\"0\"", "label=\"3S\"", 1);
+    assert_ne!(broken, text);
+    let e = Pseudopotential::from_str(&broken, "Si.dojo.pbe.upf").unwrap_err();
+    assert!(e.to_string().contains("PP_CHI.1"), "{e}");
+}

@@ -39,6 +39,21 @@ pub struct UpfParsed {
     pub nlcc: Option<Vec<f64>>,
     /// 4 pi r^2 rho_atom(r).
     pub rho_atom: Option<Vec<f64>>,
+    /// The pseudo-atomic wavefunctions of `PP_PSWFC` with a non-negative occupation (QE's
+    /// `natomwfc`), in file order.
+    pub chi: Vec<UpfChi>,
+}
+
+/// One pseudo-atomic wavefunction of `PP_PSWFC`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpfChi {
+    /// Its label in the file ("3S"), or its l as a letter when the file gives none.
+    pub label: String,
+    pub l: usize,
+    /// Electrons in it in the pseudo-atom.
+    pub occupation: f64,
+    /// r * chi(r) on the full mesh (zero-padded).
+    pub rchi: Vec<f64>,
 }
 
 /// Byte offset -> 1-based line number.
@@ -498,6 +513,10 @@ pub fn parse_v2(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
         Some(t) => Some(ctx.mesh_array(&t, "PP_RHOATOM", mesh, false)?),
         None => None,
     };
+    let nwfc = header
+        .attr("number_of_wfc")
+        .map_or(Ok(0), |_| get_int("number_of_wfc"))?;
+    let chi = chi_v2(&ctx, after, nwfc.clamp(0, 64) as usize, mesh)?;
     Ok(UpfParsed {
         symbol,
         z_valence,
@@ -510,7 +529,124 @@ pub fn parse_v2(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
         dij,
         nlcc,
         rho_atom,
+        chi,
     })
+}
+
+/// The `nwfc` blocks `<PP_CHI.i>` of `<PP_PSWFC>` (UPF v2), those of negative occupation left
+/// out.
+fn chi_v2(ctx: &Ctx, after: usize, nwfc: usize, mesh: usize) -> Result<Vec<UpfChi>, PseudoError> {
+    if nwfc == 0 {
+        return Ok(Vec::new());
+    }
+    let ps = ctx.require("PP_PSWFC", after)?;
+    let mut out = Vec::with_capacity(nwfc);
+    for i in 1..=nwfc {
+        let name = format!("PP_CHI.{i}");
+        let t = ctx
+            .tag(&name, ps.start)?
+            .filter(|t| t.start < ps.body_end)
+            .ok_or_else(|| {
+                ctx.err_at(
+                    ps.start,
+                    format!("missing <{name}> (number_of_wfc = {nwfc})"),
+                )
+            })?;
+        let number = |key: &str| t.attr(key).and_then(parse_f64).filter(|v| v.is_finite());
+        let l = number("l")
+            .filter(|l| l.fract() == 0.0 && (0.0..=3.0).contains(l))
+            .ok_or_else(|| {
+                ctx.err_at(
+                    t.start,
+                    format!("<{name}> lacks an angular momentum l of 0 to 3"),
+                )
+            })?;
+        let occupation = number("occupation").unwrap_or(0.0);
+        let rchi = ctx.mesh_array(&t, &name, mesh, false)?;
+        let label = t
+            .attr("label")
+            .map_or_else(|| l_letter(l as usize), str::to_string);
+        if occupation >= 0.0 {
+            out.push(UpfChi {
+                label,
+                l: l as usize,
+                occupation,
+                rchi,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The `nwfc` wavefunctions of `<PP_PSWFC>` (UPF v1: a line `label l occupation`, then the
+/// mesh values), those of negative occupation left out.
+fn chi_v1(ctx: &Ctx, after: usize, nwfc: usize, mesh: usize) -> Result<Vec<UpfChi>, PseudoError> {
+    if nwfc == 0 {
+        return Ok(Vec::new());
+    }
+    let ps = ctx.require("PP_PSWFC", after)?;
+    let mut c = V1Cursor {
+        ctx,
+        pos: ps.body_start,
+        end: ps.body_end,
+        name: "PP_PSWFC",
+    };
+    let mut out = Vec::with_capacity(nwfc);
+    for _ in 0..nwfc {
+        let (off, line) = c.line("a wavefunction's 'label l occupation' line")?;
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let l = words
+            .get(1)
+            .and_then(|w| w.parse::<usize>().ok())
+            .filter(|&l| l <= 3);
+        let occupation = words.get(2).and_then(|w| parse_f64(w));
+        let (Some(l), Some(occupation)) = (l, occupation) else {
+            return Err(ctx.err_at(
+                off,
+                format!(
+                    "expected 'label l occupation' with l of 0 to 3, found '{}'",
+                    line.trim()
+                ),
+            ));
+        };
+        let mut rchi = Vec::with_capacity(mesh);
+        for (off, tok) in tokens(ctx.text, c.pos, c.end).take(mesh) {
+            match parse_f64(tok) {
+                Some(x) if x.is_finite() => rchi.push(x),
+                _ => {
+                    return Err(ctx.err_at(
+                        off,
+                        format!("expected a number in <PP_PSWFC>, found '{tok}'"),
+                    ))
+                }
+            }
+            c.pos = off + tok.len();
+        }
+        if rchi.len() < mesh {
+            return Err(ctx.err_at(
+                ps.body_end,
+                format!(
+                    "<PP_PSWFC> wavefunction {} has {} values, expected {mesh}",
+                    words[0],
+                    rchi.len()
+                ),
+            ));
+        }
+        if occupation >= 0.0 {
+            out.push(UpfChi {
+                label: words[0].to_string(),
+                l,
+                occupation,
+                rchi,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The spectroscopic letter of angular momentum `l` (0 to 3).
+fn l_letter(l: usize) -> String {
+    ["S", "P", "D", "F"][l.min(3)].to_string()
 }
 
 /// D must be symmetric and couple only projectors of equal l; symmetrises it.
@@ -789,6 +925,8 @@ pub fn parse_v1(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
         Some(t) => Some(ctx.mesh_array(&t, "PP_RHOATOM", mesh, false)?),
         None => None,
     };
+    let nwfc = as_count(&ctx, poff, nn[0], "number of wavefunctions", 64)?;
+    let chi = chi_v1(&ctx, header.end, nwfc, mesh)?;
     Ok(UpfParsed {
         symbol,
         z_valence,
@@ -801,5 +939,6 @@ pub fn parse_v1(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
         dij,
         nlcc,
         rho_atom,
+        chi,
     })
 }
