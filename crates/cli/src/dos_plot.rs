@@ -2,7 +2,9 @@
 //!
 //! Contract: [`DosPicture`] plots D(E) in states/eV per cell against E in eV with zero at the valence
 //! maximum (integer occupations) or the Fermi level (smearing), spin down below the axis,
-//! a vertical line at zero, and the region above `valid_up_to_ev` (too few bands) greyed.
+//! a vertical line at zero, and the region above `valid_up_to_ev` (too few bands) greyed. A
+//! document with a `projected` part adds each atom and l's DOS in its own colour, named in a
+//! legend.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -72,6 +74,33 @@ impl Picture for DosPicture<'_> {
                 .draw_series(LineSeries::new(points, colour.stroke_width(2)))
                 .map_err(|e| e.to_string())?;
         }
+        if let Some(projected) = doc["projected"]["pdos_per_ev"].as_object() {
+            for (i, (key, channels)) in projected.iter().enumerate() {
+                let channels: Vec<Vec<f64>> =
+                    serde_json::from_value(channels.clone()).map_err(|e| e.to_string())?;
+                let colour = Palette99::pick(i + 3).to_rgba();
+                for (spin, channel) in channels.iter().enumerate() {
+                    let sign = if spin == 0 { 1.0 } else { -1.0 };
+                    let points =
+                        (energies.iter().zip(channel)).map(|(&e, &d)| (e - zero, sign * d));
+                    let series = chart
+                        .draw_series(LineSeries::new(points, colour.stroke_width(1)))
+                        .map_err(|e| e.to_string())?;
+                    if spin == 0 {
+                        series.label(key.as_str()).legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 20, y)], colour)
+                        });
+                    }
+                }
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK.mix(0.4))
+                .label_font((FONT, 14))
+                .draw()
+                .map_err(|e| e.to_string())?;
+        }
         let line = PathElement::new(vec![(0.0, bottom), (0.0, top)], BLACK.mix(0.6));
         chart
             .draw_series(std::iter::once(line))
@@ -98,5 +127,24 @@ mod tests {
         .unwrap();
         assert!(text.starts_with("<svg") && text.contains("states/eV per cell"));
         assert!(text.contains("E - E_VBM (eV)") && text.contains("<polyline"));
+    }
+
+    #[test]
+    fn a_projected_dos_is_drawn_with_its_legend() {
+        let doc = serde_json::json!({
+            "energy_ev": [-2.0, -1.0, 0.0, 1.0, 2.0],
+            "dos_per_ev": [[0.0, 1.0, 2.0, 0.5, 0.0]],
+            "projected": {"pdos_per_ev": {"1:Si:s": [[0.0, 0.6, 0.4, 0.1, 0.0]], "1:Si:p": [[0.0, 0.3, 1.5, 0.4, 0.0]]}},
+        });
+        let text = crate::picture::svg(&DosPicture {
+            doc: &doc,
+            title: "test",
+        })
+        .unwrap();
+        assert!(
+            text.contains("1:Si:s") && text.contains("1:Si:p"),
+            "the legend names both"
+        );
+        assert!(text.matches("<polyline").count() >= 3);
     }
 }

@@ -29,6 +29,7 @@ mod heap;
 mod launch;
 mod picture;
 mod qe_post;
+mod qe_projwfc;
 mod qe_workflow;
 mod report;
 mod tuning_env;

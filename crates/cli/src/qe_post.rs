@@ -4,6 +4,7 @@
 //! - dos.x: `fildos` in dos.x's columns (E in eV, the DOS in states/eV per cell, per spin with
 //!   spin, the integrated DOS; `EFermi` in the header), from the last nscf step; beside it
 //!   `<fildos>.json` (the `planewave dos` document) and its picture.
+//! - projwfc.x: the projected DOS files ([`crate::qe_projwfc`]).
 //! - bands.x: `filband` (QE's `&plot` file: Cartesian k in 2 pi/alat, energies in eV) and
 //!   `filband.gnu` (path length in 2 pi/alat, energy in eV, one block per band), from the
 //!   last bands step.
@@ -32,6 +33,7 @@ use crate::{dos_plot, picture, write_atomically};
 pub(crate) fn run(post: &PostInput) -> ExitCode {
     let done = match post {
         PostInput::Dos(d) => dos_x(d),
+        PostInput::Projwfc(p) => crate::qe_projwfc::run(p),
         PostInput::Bands(b) => bands_x(b),
         PostInput::Pp(p) => pp_x(p),
     };
@@ -45,7 +47,7 @@ pub(crate) fn run(post: &PostInput) -> ExitCode {
 }
 
 /// `text` to `path`, atomically.
-fn write(path: &Path, text: &str) -> Result<(), String> {
+pub(crate) fn write(path: &Path, text: &str) -> Result<(), String> {
     write_atomically(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
@@ -54,36 +56,13 @@ fn dos_x(d: &DosX) -> Result<String, String> {
     let save = d.save.dir(default_outdir().as_deref());
     let missing = "run the nscf step first (a pw.x input with calculation = 'nscf', the same prefix and outdir)";
     let nscf: SavedNscf = qe_workflow::read_json(&save.join(qe_workflow::NSCF), missing)?;
-    let method = match d.bz_sum.as_deref() {
-        Some("smearing") => DosMethod::Gaussian,
-        Some("tetrahedra_opt") => DosMethod::TetrahedraOpt,
-        Some(_) => DosMethod::Tetrahedra,
-        None if d.degauss.is_some() => DosMethod::Gaussian,
-        None => match nscf.occupations.as_str() {
-            "tetrahedra_opt" => DosMethod::TetrahedraOpt,
-            "tetrahedra" => DosMethod::Tetrahedra,
-            _ => DosMethod::Gaussian,
-        },
+    let grid = EnergyGrid {
+        bz_sum: d.bz_sum.as_deref(),
+        degauss: d.degauss,
+        delta_e: d.delta_e,
+        range: d.range,
     };
-    let width = d.degauss.map(|w| w * HARTREE_PER_RYDBERG).or(nscf.width_ha);
-    let width = match (method, width) {
-        (DosMethod::Gaussian, None) => {
-            return Err(format!(
-                "{}: a DOS by smearing needs a width: give degauss (Ry) in &dos",
-                d.save.source.display()
-            ))
-        }
-        (_, w) => w.unwrap_or(0.0),
-    };
-    let how = Broadening {
-        method,
-        width,
-        step: d.delta_e / EV_PER_HARTREE,
-        range: (
-            d.range.0.map(|e| e / EV_PER_HARTREE),
-            d.range.1.map(|e| e / EV_PER_HARTREE),
-        ),
-    };
+    let how = broadening(&grid, &nscf, &d.save.source)?;
     let result = dos::from_grid(&nscf.bands, &how).map_err(|e| {
         format!(
             "{}: {e}; rerun the nscf step with K_POINTS automatic, or use bz_sum = 'smearing'",
@@ -121,8 +100,58 @@ fn dos_x(d: &DosX) -> Result<String, String> {
     ))
 }
 
+/// How dos.x and projwfc.x were asked to broaden, and on what energies (eV, Ry).
+pub(crate) struct EnergyGrid<'a> {
+    pub bz_sum: Option<&'a str>,
+    pub degauss: Option<f64>,
+    pub delta_e: f64,
+    pub range: (Option<f64>, Option<f64>),
+}
+
+/// The broadening of `grid` for the nscf step `nscf`: as given, else the step's tetrahedra,
+/// else Gaussians of its smearing width; an error naming `source` without a width.
+pub(crate) fn broadening(
+    grid: &EnergyGrid,
+    nscf: &SavedNscf,
+    source: &Path,
+) -> Result<Broadening, String> {
+    let method = match grid.bz_sum {
+        Some("smearing") => DosMethod::Gaussian,
+        Some("tetrahedra_opt") => DosMethod::TetrahedraOpt,
+        Some(_) => DosMethod::Tetrahedra,
+        None if grid.degauss.is_some() => DosMethod::Gaussian,
+        None => match nscf.occupations.as_str() {
+            "tetrahedra_opt" => DosMethod::TetrahedraOpt,
+            "tetrahedra" => DosMethod::Tetrahedra,
+            _ => DosMethod::Gaussian,
+        },
+    };
+    let width = grid
+        .degauss
+        .map(|w| w * HARTREE_PER_RYDBERG)
+        .or(nscf.width_ha);
+    let width = match (method, width) {
+        (DosMethod::Gaussian, None) => {
+            return Err(format!(
+                "{}: a DOS by smearing needs a width: give degauss (Ry)",
+                source.display()
+            ))
+        }
+        (_, w) => w.unwrap_or(0.0),
+    };
+    Ok(Broadening {
+        method,
+        width,
+        step: grid.delta_e / EV_PER_HARTREE,
+        range: (
+            grid.range.0.map(|e| e / EV_PER_HARTREE),
+            grid.range.1.map(|e| e / EV_PER_HARTREE),
+        ),
+    })
+}
+
 /// `path` with `tail` added to its name.
-fn append(path: &Path, tail: &str) -> std::path::PathBuf {
+pub(crate) fn append(path: &Path, tail: &str) -> std::path::PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(tail);
     name.into()
@@ -148,7 +177,7 @@ fn dos_columns(d: &dos::Dos, fermi_ev: f64) -> String {
 }
 
 /// `x` as Fortran's `Ew.d`: `0.dddE+xx`, the leading zero dropped when the sign needs its place.
-fn fortran_e(x: f64, w: usize, d: usize) -> String {
+pub(crate) fn fortran_e(x: f64, w: usize, d: usize) -> String {
     if !x.is_finite() {
         return format!("{:>w$}", "*".repeat(w));
     }

@@ -11,7 +11,10 @@
 //! and 1 per channel with it (the weights w_k add to 1). D is in states per Ha per cell (per eV
 //! in the document), N in electrons per cell. The energies run from the lowest eigenvalue less
 //! 3 s to the highest plus 3 s (tetrahedra: from the lowest to the highest) in the input's
-//! step, as dos.x's, or over the range given. [`compute`] is collective; the rest is serial.
+//! step, as dos.x's, or over the range given. [`GridBands`] also holds the bands' Löwdin
+//! projections on the atomic orbitals ([`crate::projections`]), from which [`compute`] adds the
+//! projected DOS ([`crate::pdos`]). [`compute`] and [`grid_bands`] are collective; the rest is
+//! serial.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -19,6 +22,8 @@ use serde_json::{json, Value};
 use crate::fixed_density;
 use crate::input::units::EV_PER_HARTREE;
 use crate::input::{DosMethod, InputError, Kpoints, RunSpec};
+use crate::pdos::{self, ProjectedDos};
+use crate::projections::{self, Projections};
 use crate::scf::ScfResult;
 use crate::setup::Setup;
 use crate::special::erfc;
@@ -46,6 +51,8 @@ pub struct Dos {
     pub fermi_level: Option<f64>,
     /// Above this energy (Ha) the DOS lacks bands: the lowest value of the highest band.
     pub valid_up_to: f64,
+    /// The DOS of each atomic orbital, where asked for and the pseudopotentials have them.
+    pub projected: Option<ProjectedDos>,
 }
 
 /// Widths beyond which a Gaussian-broadened state is taken as all below or all above.
@@ -106,6 +113,9 @@ pub struct GridBands {
     pub vbm: Option<f64>,
     /// The SCF's Fermi level (Ha), with smearing.
     pub fermi_level: Option<f64>,
+    /// The bands' projections on the atomic orbitals, where the pseudopotentials have them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projections: Option<Projections>,
 }
 
 /// A Monkhorst-Pack grid and where its points' bands are.
@@ -164,11 +174,19 @@ pub fn compute(scf_setup: &Setup, scf: &ScfResult) -> Result<Dos, InputError> {
         step: spec.dos.step,
         range: (None, None),
     };
-    from_grid(&g, &how).map_err(|m| InputError::new(&spec.source, m).with_key("dos"))
+    let projected = pdos::from_grid(&g, &how);
+    let dos = from_grid(&g, &how).and_then(|d| {
+        Ok(Dos {
+            projected: projected?,
+            ..d
+        })
+    });
+    dos.map_err(|m| InputError::new(&spec.source, m).with_key("dos"))
 }
 
 /// The eigenvalues of the fixed-density result `r` on `at`'s k-points, with the whole grid
-/// when those are a Monkhorst-Pack grid's irreducible points; `fermi_level`: the SCF's.
+/// when those are a Monkhorst-Pack grid's irreducible points and the projections on the atomic
+/// orbitals; `fermi_level`: the SCF's. Collective.
 pub fn grid_bands(at: &Setup, r: &ScfResult, fermi_level: Option<f64>) -> GridBands {
     let grid = match &at.spec.kpoints {
         Kpoints::MonkhorstPack { grid, shift } => {
@@ -200,6 +218,7 @@ pub fn grid_bands(at: &Setup, r: &ScfResult, fermi_level: Option<f64>) -> GridBa
             .is_none()
             .then(|| occupied.fold(f64::NEG_INFINITY, f64::max)),
         fermi_level,
+        projections: projections::compute(at, r),
     }
 }
 
@@ -245,41 +264,18 @@ pub fn tetrahedron_fermi_level(g: &GridBands, optimised: bool) -> Option<f64> {
 
 /// The DOS of `g` as `how` says, or why not (tetrahedra without a grid).
 pub fn from_grid(g: &GridBands, how: &Broadening) -> Result<Dos, String> {
-    let tets = match (how.method, &g.grid) {
-        (DosMethod::Gaussian, _) => None,
-        (_, Some(grid)) if grid.size.iter().all(|&n| n >= 2) => {
-            Some((tetrahedra(grid.size, &grid.recip), &grid.map))
-        }
-        (_, grid) => {
-            let what = grid.as_ref().map_or("a k-point list".to_string(), |t| {
-                format!("the grid {:?}", t.size)
-            });
-            return Err(format!("a DOS by tetrahedra needs a Monkhorst-Pack grid of at least 2 points a side, and the bands are on {what}"));
-        }
-    };
-    let all = g.eigenvalues.iter().flatten().flatten();
-    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &e| {
-        (a.min(e), b.max(e))
-    });
-    let margin = if tets.is_some() { 0.0 } else { 3.0 * how.width };
-    let lo = how.range.0.unwrap_or(lo - margin);
-    let hi = how.range.1.unwrap_or(hi + margin);
-    let count = ((hi - lo) / how.step).ceil() as usize + 1;
-    let energies: Vec<f64> = (0..count).map(|i| lo + i as f64 * how.step).collect();
+    let tets = tetrahedra_of(g, how)?;
+    let energies = energies_of(g, how);
     let factor = 2.0 / g.eigenvalues.len() as f64;
     let (dos, integrated) = match &tets {
         None => gaussian(&g.eigenvalues, &g.weights, factor, how.width, &energies),
-        Some((tets, map)) => g
+        Some((tets, map, interpolation)) => g
             .eigenvalues
             .iter()
             .map(|channel| {
-                let interpolation = match how.method {
-                    DosMethod::TetrahedraOpt => Interpolation::Optimised,
-                    _ => Interpolation::Linear,
-                };
                 tetrahedron::dos(
                     tets,
-                    interpolation,
+                    *interpolation,
                     |p| &channel[map[p]][..],
                     factor,
                     &energies,
@@ -298,7 +294,54 @@ pub fn from_grid(g: &GridBands, how: &Broadening) -> Result<Dos, String> {
         vbm: g.vbm,
         fermi_level: g.fermi_level,
         valid_up_to: top.copied().fold(f64::INFINITY, f64::min),
+        projected: None,
     })
+}
+
+/// The tetrahedra of `g`'s grid with its map to the irreducible points and the interpolation
+/// `how` asks for; None for Gaussians; why not when the grid cannot have them.
+pub(crate) type Tetrahedra<'a> = (Vec<[usize; 20]>, &'a [usize], Interpolation);
+
+pub(crate) fn tetrahedra_of<'a>(
+    g: &'a GridBands,
+    how: &Broadening,
+) -> Result<Option<Tetrahedra<'a>>, String> {
+    let interpolation = match how.method {
+        DosMethod::Gaussian => return Ok(None),
+        DosMethod::TetrahedraOpt => Interpolation::Optimised,
+        DosMethod::Tetrahedra => Interpolation::Linear,
+    };
+    match &g.grid {
+        Some(grid) if grid.size.iter().all(|&n| n >= 2) => Ok(Some((
+            tetrahedra(grid.size, &grid.recip),
+            &grid.map[..],
+            interpolation,
+        ))),
+        grid => {
+            let what = grid.as_ref().map_or("a k-point list".to_string(), |t| {
+                format!("the grid {:?}", t.size)
+            });
+            Err(format!("a DOS by tetrahedra needs a Monkhorst-Pack grid of at least 2 points a side, and the bands are on {what}"))
+        }
+    }
+}
+
+/// The energies of a DOS of `g` (Ha): `how`'s range in its step, by default from the lowest
+/// eigenvalue to the highest (less and plus 3 widths for Gaussians).
+pub(crate) fn energies_of(g: &GridBands, how: &Broadening) -> Vec<f64> {
+    let all = g.eigenvalues.iter().flatten().flatten();
+    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &e| {
+        (a.min(e), b.max(e))
+    });
+    let margin = if how.method == DosMethod::Gaussian {
+        3.0 * how.width
+    } else {
+        0.0
+    };
+    let lo = how.range.0.unwrap_or(lo - margin);
+    let hi = how.range.1.unwrap_or(hi + margin);
+    let count = ((hi - lo) / how.step).ceil() as usize + 1;
+    (0..count).map(|i| lo + i as f64 * how.step).collect()
 }
 
 /// The grid of a DOS by tetrahedra: a Monkhorst-Pack grid of at least 2 points a side.
@@ -347,6 +390,9 @@ impl Dos {
         }
         if let Some(v) = self.vbm {
             doc["vbm_ev"] = json!(v * EV_PER_HARTREE);
+        }
+        if let Some(p) = &self.projected {
+            doc["projected"] = p.to_json();
         }
         doc
     }

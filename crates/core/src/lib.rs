@@ -31,6 +31,8 @@ pub mod model;
 pub mod occupation;
 pub mod operators;
 pub mod parallel;
+pub mod pdos;
+pub mod projections;
 pub mod pseudo;
 pub mod relax;
 pub mod restart;

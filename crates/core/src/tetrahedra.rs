@@ -149,6 +149,114 @@ pub fn dos<'a>(
     (d, n)
 }
 
+/// Projected densities of states at `energies` (Ha, ascending): `out[c][i]` is
+/// `Σ_tets Σ_bands Σ_p w_p(E_i) proj(p, band)[c]`, the DOS of [`dos`] with each grid point's
+/// share of it weighed by the band's `proj` there (`channels` values per point and band). A
+/// tetrahedron's share of a point is the mean of that corner's barycentric weight over the
+/// surface of constant energy inside it (exact for linear bands); the optimised method hands
+/// its four fitted corners' shares to its 20 points through the fit.
+pub fn projected_dos<'a>(
+    tets: &[[usize; 20]],
+    how: Interpolation,
+    at: impl Fn(usize) -> &'a [f64],
+    proj: impl Fn(usize, usize) -> &'a [f64],
+    channels: usize,
+    spin_factor: f64,
+    energies: &[f64],
+) -> Vec<Vec<f64>> {
+    let w = spin_factor / tets.len() as f64;
+    let mut out = vec![vec![0.0; energies.len()]; channels];
+    let nbands = tets.first().map_or(0, |t| at(t[0]).len());
+    let first_at_or_above = |e: f64| energies.partition_point(|&x| x < e);
+    let mut point_share = [0.0; 20];
+    for t in tets {
+        for band in 0..nbands {
+            let e = match how {
+                Interpolation::Linear => [0, 1, 2, 3].map(|c| at(t[c])[band]),
+                Interpolation::Optimised => FIT.map(|row| {
+                    row.iter()
+                        .zip(t)
+                        .map(|(f, &p)| f * at(p)[band])
+                        .sum::<f64>()
+                        / 1260.0
+                }),
+            };
+            let lo = e.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = e.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            for i in first_at_or_above(lo)..first_at_or_above(hi) {
+                let corners = corner_weights(e, energies[i]);
+                match how {
+                    Interpolation::Linear => point_share[..4].copy_from_slice(&corners),
+                    Interpolation::Optimised => {
+                        for (p, share) in point_share.iter_mut().enumerate() {
+                            *share = (0..4).map(|c| FIT[c][p] * corners[c]).sum::<f64>() / 1260.0;
+                        }
+                    }
+                }
+                let points = if how == Interpolation::Linear { 4 } else { 20 };
+                for (p, share) in t.iter().zip(&point_share).take(points) {
+                    let values = proj(*p, band);
+                    for (c, v) in out.iter_mut().zip(values) {
+                        c[i] += w * share * v;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The DOS at `x` of one band linear in one tetrahedron of unit weight with corner energies
+/// `e` (any order), split over the corners: corner c gets the DOS times the mean of its
+/// barycentric weight over the surface where the band equals `x` (a triangle or a
+/// quadrilateral; the means are of an affine image, which keeps ratios of areas).
+fn corner_weights(e: [f64; 4], x: f64) -> [f64; 4] {
+    let mut order = [0, 1, 2, 3];
+    order.sort_by(|&a, &b| e[a].total_cmp(&e[b]));
+    let s = order.map(|c| e[c]);
+    let (dos, _) = linear(s, x);
+    if dos == 0.0 {
+        return [0.0; 4];
+    }
+    // The surface's corners, on the edges (a, b) of the sorted corners it crosses.
+    let edges: &[(usize, usize)] = if x < s[1] {
+        &[(0, 1), (0, 2), (0, 3)]
+    } else if x < s[2] {
+        &[(0, 2), (0, 3), (1, 3), (1, 2)]
+    } else {
+        &[(0, 3), (1, 3), (2, 3)]
+    };
+    let vertex = |&(a, b): &(usize, usize)| {
+        let t = (x - s[a]) / (s[b] - s[a]);
+        let mut l = [0.0; 4];
+        (l[a], l[b]) = (1.0 - t, t);
+        l
+    };
+    let v: Vec<[f64; 4]> = edges.iter().map(vertex).collect();
+    // Fan of triangles (v0, v_i, v_i+1): area (in λ1..3 space) times centroid.
+    let (mut mean, mut area) = ([0.0; 4], 0.0);
+    for i in 1..v.len() - 1 {
+        let (a, b, c) = (v[0], v[i], v[i + 1]);
+        let u = [1, 2, 3].map(|d| b[d] - a[d]);
+        let w = [1, 2, 3].map(|d| c[d] - a[d]);
+        let cross = [
+            u[1] * w[2] - u[2] * w[1],
+            u[2] * w[0] - u[0] * w[2],
+            u[0] * w[1] - u[1] * w[0],
+        ];
+        let da = cross.iter().map(|x| x * x).sum::<f64>().sqrt();
+        area += da;
+        for d in 0..4 {
+            mean[d] += da * (a[d] + b[d] + c[d]) / 3.0;
+        }
+    }
+    let mut out = [0.0; 4];
+    for (k, &c) in order.iter().enumerate() {
+        out[c] = dos * if area > 0.0 { mean[k] / area } else { 0.25 };
+    }
+    out
+}
+
 /// The DOS and the integrated DOS at `x` of one band linear in one tetrahedron of unit
 /// weight, corner energies `e` sorted.
 fn linear([e1, e2, e3, e4]: [f64; 4], x: f64) -> (f64, f64) {
@@ -192,6 +300,70 @@ mod tests {
         for c in [0.3, 0.5] {
             let (a, b) = (linear(e, c - 1e-12), linear(e, c + 1e-12));
             assert!((a.0 - b.0).abs() < 1e-6 && (a.1 - b.1).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn corner_weights_add_to_the_dos_and_follow_the_nearer_corners() {
+        let e = [0.5, 0.0, 1.0, 0.3];
+        for x in [0.1, 0.4, 0.7] {
+            let w = corner_weights(e, x);
+            let mut sorted = e;
+            sorted.sort_by(f64::total_cmp);
+            let d = linear(sorted, x).0;
+            assert!(
+                (w.iter().sum::<f64>() - d).abs() < 1e-12 * d,
+                "{w:?} against {d}"
+            );
+            assert!(w.iter().all(|&c| c >= 0.0));
+        }
+        // Just above the lowest corner, the surface hugs it.
+        let w = corner_weights(e, 1e-4);
+        assert!(w[1] > 0.99 * w.iter().sum::<f64>());
+    }
+
+    #[test]
+    fn projections_that_add_to_one_give_the_total_dos() {
+        let grid = [6; 3];
+        let tets = tetrahedra(grid, &[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+        let kpts = crate::symmetry::monkhorst_pack(grid, [false; 3]);
+        let bands: Vec<[f64; 2]> = (kpts.iter())
+            .map(|k| {
+                let c: f64 = k
+                    .iter()
+                    .map(|x| (2.0 * std::f64::consts::PI * x).cos())
+                    .sum();
+                [c, 4.0 + 0.5 * c]
+            })
+            .collect();
+        // Two channels sharing each band by a k-dependent split.
+        let proj: Vec<[[f64; 2]; 2]> = (kpts.iter())
+            .map(|k| {
+                let a = 0.5 + 0.4 * (2.0 * std::f64::consts::PI * k[0]).sin();
+                [[a, 1.0 - a], [1.0 - a, a]]
+            })
+            .collect();
+        let x: Vec<f64> = (0..60).map(|i| -3.0 + 0.13 * i as f64).collect();
+        for how in [Interpolation::Linear, Interpolation::Optimised] {
+            let (d, _) = dos(&tets, how, |p| &bands[p][..], 2.0, &x);
+            let pd = projected_dos(
+                &tets,
+                how,
+                |p| &bands[p][..],
+                |p, b| &proj[p][b][..],
+                2,
+                2.0,
+                &x,
+            );
+            for i in 0..x.len() {
+                let sum = pd[0][i] + pd[1][i];
+                assert!(
+                    (sum - d[i]).abs() < 1e-10 * (1.0 + d[i]),
+                    "{how:?} at {}: {sum} against {}",
+                    x[i],
+                    d[i]
+                );
+            }
         }
     }
 

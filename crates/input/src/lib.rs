@@ -168,7 +168,8 @@ pub use self::error::InputError;
 pub use self::hybrid::{Hybrid, KernelSpec};
 pub use self::kpoints::Kpoints;
 pub use self::qe_post::{
-    read as read_post_input, BandsX, DosX, PlotFormat, PlotQuantity, PostInput, PpX, SaveRef,
+    read as read_post_input, BandsX, DosX, PlotFormat, PlotQuantity, PostInput, PpX, ProjwfcX,
+    SaveRef,
 };
 pub use self::qe_workflow::{save_dir_of, NonScf, QeRun};
 pub use self::validate::KeyNames;

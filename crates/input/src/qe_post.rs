@@ -1,5 +1,5 @@
 //! The inputs of QE's post-processing programs that read a pw.x save folder: dos.x (`&dos`),
-//! bands.x (`&bands`) and pp.x (`&inputpp` and `&plot`).
+//! projwfc.x (`&projwfc`), bands.x (`&bands`) and pp.x (`&inputpp` and `&plot`).
 //!
 //! Contract: [`read`] recognises such an input by its first namelist and reads it into a typed
 //! struct, refusing unknown keys, values outside what planewave does, and a missing output
@@ -118,11 +118,29 @@ pub struct PpX {
     pub fileout: PathBuf,
 }
 
+/// projwfc.x's `&projwfc`: the projected DOS on the atomic orbitals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjwfcX {
+    /// The save folder.
+    pub save: SaveRef,
+    /// `degauss` (Ry); None: the nscf step's tetrahedra or smearing.
+    pub degauss: Option<f64>,
+    /// `DeltaE` (eV, default 0.01).
+    pub delta_e: f64,
+    /// `Emin`, `Emax` (eV).
+    pub range: (Option<f64>, Option<f64>),
+    /// `filpdos` (default: the prefix), in the input's folder: the files are
+    /// `<filpdos>.pdos_tot` and `<filpdos>.pdos_atm#A(El)_wfc#W(l)`.
+    pub filpdos: PathBuf,
+}
+
 /// A post-processing input.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PostInput {
     /// dos.x.
     Dos(DosX),
+    /// projwfc.x.
+    Projwfc(ProjwfcX),
     /// bands.x.
     Bands(BandsX),
     /// pp.x.
@@ -141,6 +159,29 @@ struct DosNamelist {
     emin: Option<f64>,
     emax: Option<f64>,
     fildos: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct ProjwfcNamelist {
+    prefix: Option<String>,
+    outdir: Option<String>,
+    ngauss: Option<i64>,
+    degauss: Option<f64>,
+    deltae: Option<f64>,
+    emin: Option<f64>,
+    emax: Option<f64>,
+    filpdos: Option<String>,
+    lsym: Option<bool>,
+}
+
+/// The broadening and energy grid shared by dos.x and projwfc.x, as given.
+struct Grid {
+    ngauss: Option<i64>,
+    degauss: Option<f64>,
+    deltae: Option<f64>,
+    emin: Option<f64>,
+    emax: Option<f64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -179,19 +220,23 @@ struct Plot {
 }
 
 /// The post-processing input in `text` (from `source`), or None when its first namelist is
-/// not `&dos`, `&bands` or `&inputpp` (a pw.x input, or TOML).
+/// not `&dos`, `&projwfc`, `&bands` or `&inputpp` (a pw.x input, or TOML).
 pub fn read(text: &str, source: &Path) -> Result<Option<PostInput>, InputError> {
     let first = text.trim_start().strip_prefix('&').map(|t| {
         let name: String = t.chars().take_while(|c| c.is_alphanumeric()).collect();
         name.to_ascii_lowercase()
     });
-    if !matches!(first.as_deref(), Some("dos" | "bands" | "inputpp")) {
+    if !matches!(
+        first.as_deref(),
+        Some("dos" | "projwfc" | "bands" | "inputpp")
+    ) {
         return Ok(None);
     }
     let doc = qe_syntax::read(text, source)?;
     let p = Post { source, doc: &doc };
     Ok(Some(match first.as_deref() {
         Some("dos") => PostInput::Dos(p.dos()?),
+        Some("projwfc") => PostInput::Projwfc(p.projwfc()?),
         Some("bands") => PostInput::Bands(p.bands()?),
         _ => PostInput::Pp(p.pp()?),
     }))
@@ -246,25 +291,14 @@ impl Post<'_> {
                 return Err(self.err("bz_sum", format!("bz_sum = '{b}' is not known"), hint));
             }
         }
-        if d.ngauss.is_some_and(|n| n != 0) {
-            let msg = "ngauss other than 0 (Gaussian) is not implemented for the DOS";
-            return Err(self.err("ngauss", msg, "use ngauss = 0"));
-        }
-        if let Some(x) = d.degauss.filter(|x| !(x.is_finite() && *x > 0.0)) {
-            let msg = format!("degauss must be a positive width in Ry, got {x}");
-            return Err(self.err("degauss", msg, "e.g. degauss = 0.01"));
-        }
-        let delta_e = d.deltae.unwrap_or(0.01);
-        if !(delta_e.is_finite() && delta_e > 0.0) {
-            let msg = format!("DeltaE must be a positive step in eV, got {delta_e}");
-            return Err(self.err("DeltaE", msg, "e.g. DeltaE = 0.01"));
-        }
-        if let (Some(lo), Some(hi)) = (d.emin, d.emax) {
-            if lo >= hi {
-                let msg = format!("Emin = {lo} eV is not below Emax = {hi} eV");
-                return Err(self.err("Emin", msg, "swap them"));
-            }
-        }
+        let grid = Grid {
+            ngauss: d.ngauss,
+            degauss: d.degauss,
+            deltae: d.deltae,
+            emin: d.emin,
+            emax: d.emax,
+        };
+        let delta_e = self.grid(&grid)?;
         let prefix = d.prefix.clone().unwrap_or_else(|| "pwscf".into());
         let fildos = d.fildos.unwrap_or_else(|| format!("{}.dos", prefix.trim()));
         Ok(DosX {
@@ -275,6 +309,53 @@ impl Post<'_> {
             fildos: self.save(None, None).beside(&fildos),
             save: self.save(d.prefix, d.outdir),
         })
+    }
+
+    fn projwfc(&self) -> Result<ProjwfcX, InputError> {
+        self.only(&["projwfc"])?;
+        let d: ProjwfcNamelist = namelist_of(self.source, self.doc, "projwfc", &[])?;
+        let grid = Grid {
+            ngauss: d.ngauss,
+            degauss: d.degauss.filter(|&x| x != 0.0),
+            deltae: d.deltae,
+            emin: d.emin,
+            emax: d.emax,
+        };
+        let delta_e = self.grid(&grid)?;
+        let _symmetrised = d.lsym;
+        let prefix = d.prefix.clone().unwrap_or_else(|| "pwscf".into());
+        let filpdos = d.filpdos.unwrap_or_else(|| prefix.trim().to_string());
+        Ok(ProjwfcX {
+            degauss: grid.degauss,
+            delta_e,
+            range: (d.emin, d.emax),
+            filpdos: self.save(None, None).beside(&filpdos),
+            save: self.save(d.prefix, d.outdir),
+        })
+    }
+
+    /// The energy step (eV) of `g`, after checking its broadening and range.
+    fn grid(&self, g: &Grid) -> Result<f64, InputError> {
+        if g.ngauss.is_some_and(|n| n != 0) {
+            let msg = "ngauss other than 0 (Gaussian) is not implemented for the DOS";
+            return Err(self.err("ngauss", msg, "use ngauss = 0"));
+        }
+        if let Some(x) = g.degauss.filter(|x| !(x.is_finite() && *x > 0.0)) {
+            let msg = format!("degauss must be a positive width in Ry, got {x}");
+            return Err(self.err("degauss", msg, "e.g. degauss = 0.01"));
+        }
+        let delta_e = g.deltae.unwrap_or(0.01);
+        if !(delta_e.is_finite() && delta_e > 0.0) {
+            let msg = format!("DeltaE must be a positive step in eV, got {delta_e}");
+            return Err(self.err("DeltaE", msg, "e.g. DeltaE = 0.01"));
+        }
+        if let (Some(lo), Some(hi)) = (g.emin, g.emax) {
+            if lo >= hi {
+                let msg = format!("Emin = {lo} eV is not below Emax = {hi} eV");
+                return Err(self.err("Emin", msg, "swap them"));
+            }
+        }
+        Ok(delta_e)
     }
 
     fn bands(&self) -> Result<BandsX, InputError> {
@@ -417,6 +498,8 @@ mod tests {
         assert_eq!(key("&dos\n bz_sum='tetra'\n/\n"), "bz_sum");
         assert_eq!(key("&dos\n ngauss=1\n/\n"), "ngauss");
         assert_eq!(key("&dos\n DeltaE=-1\n/\n"), "DeltaE");
+        assert_eq!(key("&projwfc\n ngauss=1\n/\n"), "ngauss");
+        assert_eq!(key("&projwfc\n filproj='p'\n/\n"), "filproj");
         assert_eq!(key("&dos\n fildos='x', colour=2\n/\n"), "colour");
         assert_eq!(key("&bands\n spin_component=3\n/\n"), "spin_component");
         let pp = |inputpp: &str, plot: &str| format!("&inputpp\n{inputpp}\n/\n&plot\n{plot}\n/\n");

@@ -22,6 +22,7 @@ mod tensors;
 pub use self::kpoints::{monkhorst_pack, reduce_kpoints, reduce_kpoints_with_map, KpointSet};
 pub use self::ops::{dataset, find_symmetries};
 pub use self::symmetrize::DensitySymmetrizer;
+pub(crate) use self::tensors::image;
 pub use self::tensors::{cartesian_rotation, symmetrize_forces, symmetrize_stress};
 
 /// A space-group operation acting on FRACTIONAL coordinates: `x' = rot * x + trans`.

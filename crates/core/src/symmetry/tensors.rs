@@ -25,7 +25,7 @@ pub fn cartesian_rotation(op: &SymOp, crystal: &Crystal) -> [[f64; 3]; 3] {
 }
 
 /// The atom that `op` moves atom `a` onto (same species, positions equal modulo the lattice).
-fn image(op: &SymOp, crystal: &Crystal, a: usize) -> Option<usize> {
+pub(crate) fn image(op: &SymOp, crystal: &Crystal, a: usize) -> Option<usize> {
     let x = op.apply(&crystal.atoms[a].frac);
     crystal.atoms.iter().position(|b| {
         b.species == crystal.atoms[a].species
