@@ -4,7 +4,9 @@
 //! QE's files: the total DOS, each orbital's DOS and its m columns in `pdos_tot` and
 //! `pdos_atm#A(Si)_wfc#W(l)` (L1 distance ≤ 1e-3 of each column's integral: QE prints 4
 //! digits), and the Löwdin charges and spilling parameter as projwfc.x prints them (4
-//! decimals). Then a projwfc.x input before any nscf step is refused.
+//! decimals). The functional is PBE, which the input leaves to the pseudopotential file. The
+//! nscf step on 2 in-process ranks in band groups gives the same projections (1e-8: the bands are solved to a residual of 1e-7 either way). Then a
+//! projwfc.x input before any nscf step is refused.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -30,8 +32,13 @@ fn folder(tag: &str) -> PathBuf {
 }
 
 fn run(dir: &Path, input: &str) -> Output {
+    run_with(dir, input, &[])
+}
+
+fn run_with(dir: &Path, input: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_planewave"))
         .args(["run", input])
+        .args(args)
         .current_dir(dir)
         .env("RAYON_NUM_THREADS", "2")
         .env_remove("ESPRESSO_TMPDIR")
@@ -139,6 +146,35 @@ fn projwfc_x_input_gives_qe_s_projected_dos_charges_and_spilling() {
     let p = &doc["projected"];
     assert!(p["pdos_per_ev"]["2:Si:p"].is_array(), "{p}");
     assert!(dir.join("si.pdos.pdos.png").exists());
+
+    let saved = dir.join("tmp/si.save/planewave-nscf.json");
+    let weights = |path: &Path| -> Vec<f64> {
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let w = &doc["bands"]["projections"]["weights"];
+        serde_json::from_value::<Vec<Vec<Vec<Vec<f64>>>>>(w.clone())
+            .unwrap()
+            .into_iter()
+            .flatten()
+            .flatten()
+            .flatten()
+            .collect()
+    };
+    let serial = weights(&saved);
+    ok(&run_with(
+        &dir,
+        "nscf.in",
+        &["--ranks", "2", "--kpoint-groups", "1", "--band-groups", "2"],
+    ));
+    let parallel = weights(&saved);
+    assert_eq!(serial.len(), parallel.len());
+    let worst = (serial.iter().zip(&parallel))
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        worst < 1e-8,
+        "projections on 2 band groups differ by {worst}"
+    );
 }
 
 #[test]
