@@ -257,27 +257,30 @@ fn an_input_without_a_path_gets_its_lattice_path() {
 }
 
 #[test]
-fn a_monoclinic_cell_without_a_path_is_refused_before_the_scf() {
-    let (dir, text) = without_path("mono");
+fn a_triclinic_crystal_gets_its_path_from_its_reduced_reciprocal_cell() {
+    // Si's two atoms in a monoclinic cell leave only the triclinic symmetry; its reciprocal
+    // cell has a right angle: TRI2b.
+    let (dir, text) = without_path("tri");
     let start = text.find("lattice = [").unwrap();
     let end = start + text[start..].find("]]").unwrap() + 2;
     let cell = "lattice = [[7.0, 0.0, 0.0], [0.0, 8.0, 0.0], [1.5, 0.0, 9.0]]";
     std::fs::write(
         dir.join("si.toml"),
-        format!("{}{cell}{}", &text[..start], &text[end..]),
+        format!(
+            "{}{cell}{}\n[bands]\nnbands = 6\ndensity = 5\n",
+            &text[..start],
+            &text[end..]
+        ),
     )
     .unwrap();
     let out = bands(&dir, "si.toml", &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(
-        stderr.contains("no automatic band path for the triclinic lattice"),
-        "{stderr}"
+        stdout.contains("Setyawan-Curtarolo (2010) TRI2b lattice, X-G-Y|L-G-Z|N-G-M|R-G"),
+        "{stdout}"
     );
-    assert!(
-        stderr.contains("\n  hint: give the path in [bands]"),
-        "{stderr}"
-    );
-    assert!(!dir.join("si.json").exists() && !dir.join("si.bands.json").exists());
+    assert!(dir.join("si.bands.json").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
