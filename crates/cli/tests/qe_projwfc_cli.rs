@@ -9,7 +9,7 @@
 //! projwfc.x input before any nscf step is refused.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 mod common;
 
@@ -31,26 +31,10 @@ fn folder(tag: &str) -> PathBuf {
     common::case_folder(&format!("qe-projwfc-{tag}"), &pairs)
 }
 
+use common::ok;
+
 fn run(dir: &Path, input: &str) -> Output {
-    run_with(dir, input, &[])
-}
-
-fn run_with(dir: &Path, input: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planewave"))
-        .args(["run", input])
-        .args(args)
-        .current_dir(dir)
-        .env("RAYON_NUM_THREADS", "2")
-        .env_remove("ESPRESSO_TMPDIR")
-        .output()
-        .unwrap()
-}
-
-fn ok(out: &Output) -> String {
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{text}\n{err}");
-    text
+    common::run_in(dir, input, &[])
 }
 
 /// The numeric rows of a projwfc.x file.
@@ -161,7 +145,7 @@ fn projwfc_x_input_gives_qe_s_projected_dos_charges_and_spilling() {
             .collect()
     };
     let serial = weights(&saved);
-    ok(&run_with(
+    ok(&common::run_in(
         &dir,
         "nscf.in",
         &["--ranks", "2", "--kpoint-groups", "1", "--band-groups", "2"],

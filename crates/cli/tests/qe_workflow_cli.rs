@@ -61,23 +61,10 @@ fn folder(tag: &str) -> PathBuf {
     dir
 }
 
-fn run(dir: &Path, input: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planewave"))
-        .arg("run")
-        .arg(input)
-        .args(args)
-        .current_dir(dir)
-        .env("RAYON_NUM_THREADS", "2")
-        .env_remove("ESPRESSO_TMPDIR")
-        .output()
-        .unwrap()
-}
+use common::ok;
 
-fn ok(out: &Output) -> String {
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{text}\n{err}");
-    text
+fn run(dir: &Path, input: &str, args: &[&str]) -> Output {
+    common::run_in(dir, input, args)
 }
 
 fn refused(out: &Output, part: &str) {

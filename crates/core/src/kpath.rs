@@ -669,31 +669,40 @@ fn monoclinic_c34(primitive: Mat, four: bool, [a, b, c]: [f64; 3], cos: f64) -> 
     Variant {
         name: if four { "MCLC4" } else { "MCLC3" },
         primitive,
-        points: vec![
+        points: [
             ("G", [0.0, 0.0, 0.0]),
             ("F", [1.0 - phi, 1.0 - phi, 1.0 - psi]),
             ("F1", [phi, phi - 1.0, psi]),
             ("F2", [1.0 - phi, -phi, 1.0 - psi]),
-            ("H", [zeta, zeta, eta]),
-            ("H1", [1.0 - zeta, -zeta, 1.0 - eta]),
-            ("H2", [-zeta, -zeta, 1.0 - eta]),
             ("I", [0.5, -0.5, 0.5]),
-            ("M", [0.5, 0.0, 0.5]),
-            ("N", [0.5, 0.0, 0.0]),
-            ("N1", [0.0, -0.5, 0.0]),
-            ("X", [0.5, -0.5, 0.0]),
-            ("Y", [mu, mu, delta]),
-            ("Y1", [1.0 - mu, -mu, -delta]),
-            ("Y2", [-mu, -mu, -delta]),
-            ("Y3", [mu, mu - 1.0, delta]),
-            ("Z", [0.0, 0.0, 0.5]),
-        ],
+        ]
+        .into_iter()
+        .chain(mclc_h_to_z(zeta, eta, mu, delta))
+        .collect(),
         path: if four {
             "G-Y-F-H-Z-I|H1-Y1-X-G-N|M-G"
         } else {
             "G-Y-F-H-Z-I-F1|H1-Y1-X-G-N|M-G"
         },
     }
+}
+
+/// The points H..Z that MCLC3, 4 and 5 share in form.
+fn mclc_h_to_z(zeta: f64, eta: f64, mu: f64, delta: f64) -> [(&'static str, [f64; 3]); 12] {
+    [
+        ("H", [zeta, zeta, eta]),
+        ("H1", [1.0 - zeta, -zeta, 1.0 - eta]),
+        ("H2", [-zeta, -zeta, 1.0 - eta]),
+        ("M", [0.5, 0.0, 0.5]),
+        ("N", [0.5, 0.0, 0.0]),
+        ("N1", [0.0, -0.5, 0.0]),
+        ("X", [0.5, -0.5, 0.0]),
+        ("Y", [mu, mu, delta]),
+        ("Y1", [1.0 - mu, -mu, -delta]),
+        ("Y2", [-mu, -mu, -delta]),
+        ("Y3", [mu, mu - 1.0, delta]),
+        ("Z", [0.0, 0.0, 0.5]),
+    ]
 }
 
 /// MCLC5 (b cos(alpha)/c + b² sin²(alpha)/a² above 1).
@@ -710,27 +719,18 @@ fn monoclinic_c5(primitive: Mat, [a, b, c]: [f64; 3], cos: f64) -> Variant {
     Variant {
         name: "MCLC5",
         primitive,
-        points: vec![
+        points: [
             ("G", [0.0, 0.0, 0.0]),
             ("F", [nu, nu, omega]),
             ("F1", [1.0 - nu, 1.0 - nu, 1.0 - omega]),
             ("F2", [nu, nu - 1.0, omega]),
-            ("H", [zeta, zeta, eta]),
-            ("H1", [1.0 - zeta, -zeta, 1.0 - eta]),
-            ("H2", [-zeta, -zeta, 1.0 - eta]),
             ("I", [rho, 1.0 - rho, 0.5]),
             ("I1", [1.0 - rho, rho - 1.0, 0.5]),
             ("L", [0.5, 0.5, 0.5]),
-            ("M", [0.5, 0.0, 0.5]),
-            ("N", [0.5, 0.0, 0.0]),
-            ("N1", [0.0, -0.5, 0.0]),
-            ("X", [0.5, -0.5, 0.0]),
-            ("Y", [mu, mu, delta]),
-            ("Y1", [1.0 - mu, -mu, -delta]),
-            ("Y2", [-mu, -mu, -delta]),
-            ("Y3", [mu, mu - 1.0, delta]),
-            ("Z", [0.0, 0.0, 0.5]),
-        ],
+        ]
+        .into_iter()
+        .chain(mclc_h_to_z(zeta, eta, mu, delta))
+        .collect(),
         path: "G-Y-F-L-I|I1-Z-H-F1|H1-Y1-X-G-N|M-G",
     }
 }
@@ -887,6 +887,11 @@ mod tests {
         .map(|r| r.map(|x| 4.0 * x))
     }
 
+    /// ASE's base-centred monoclinic cell: rows (x, y, 0), (-x, y, 0), (0, cy, cz).
+    fn mclc(x: f64, y: f64, cy: f64, cz: f64) -> Mat {
+        [[x, y, 0.0], [-x, y, 0.0], [0.0, cy, cz]]
+    }
+
     /// One cell of every variant the convention's tables cover here.
     fn variants() -> Vec<(&'static str, Mat)> {
         let orcf3_a = 1.0 / (1.0f64 / 25.0 + 1.0 / 36.0).sqrt();
@@ -922,46 +927,20 @@ mod tests {
                     [0.0, 1.5529142706, 5.7955549577],
                 ],
             ),
-            (
-                "MCLC1",
-                [
-                    [1.5, 2.0, 0.0],
-                    [-1.5, 2.0, 0.0],
-                    [0.0, 3.2139380484, 3.8302222156],
-                ],
-            ),
+            ("MCLC1", mclc(1.5, 2.0, 3.2139380484, 3.8302222156)),
             (
                 "MCLC2",
-                [
-                    [2.414814565722671, 2.5, 0.0],
-                    [-2.414814565722671, 2.5, 0.0],
-                    [0.0, 1.5529142706151244, 5.79555495773441],
-                ],
+                mclc(2.414814565722671, 2.5, 1.5529142706151244, 5.79555495773441),
             ),
             (
                 "MCLC3",
-                [
-                    [2.3529008379141727, 2.0, 0.0],
-                    [-2.3529008379141727, 2.0, 0.0],
-                    [0.0, 2.052120859954013, 5.63815572471545],
-                ],
+                mclc(2.3529008379141727, 2.0, 2.052120859954013, 5.63815572471545),
             ),
             (
                 "MCLC4",
-                [
-                    [2.139000761740157, 2.0, 0.0],
-                    [-2.139000761740157, 2.0, 0.0],
-                    [0.0, 2.052120859954013, 5.63815572471545],
-                ],
+                mclc(2.139000761740157, 2.0, 2.052120859954013, 5.63815572471545),
             ),
-            (
-                "MCLC5",
-                [
-                    [2.0, 2.0, 0.0],
-                    [-2.0, 2.0, 0.0],
-                    [0.0, 4.4995132678, 5.3623111018],
-                ],
-            ),
+            ("MCLC5", mclc(2.0, 2.0, 4.4995132678, 5.3623111018)),
             (
                 "TRI1a",
                 [

@@ -80,3 +80,24 @@ pub fn case_folder(tag: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// `planewave run INPUT ARGS` in `dir` on two threads, as a QE workflow script runs it (no
+/// `$ESPRESSO_TMPDIR`).
+pub fn run_in(dir: &std::path::Path, input: &str, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_planewave"))
+        .args(["run", input])
+        .args(args)
+        .current_dir(dir)
+        .env("RAYON_NUM_THREADS", "2")
+        .env_remove("ESPRESSO_TMPDIR")
+        .output()
+        .unwrap()
+}
+
+/// The standard output of a run that must succeed (its output in the failure message).
+pub fn ok(out: &std::process::Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{err}");
+    text
+}
