@@ -192,24 +192,23 @@ pub(crate) fn export(
             fields.push((name.to_string(), "V_loc + V_H + V_xc (Ha)".into(), values));
         }
     }
-    let fields =
+    let orbitals =
         orbitals(&s, &state, picks).map_err(|e| format!("error: {}: {e}", input.display()))?;
-    let title = format!("{}: planewave {}", s.spec.title, env!("CARGO_PKG_VERSION"));
-    for (p, values) in picks.iter().zip(&fields) {
+    for (p, values) in picks.iter().zip(orbitals) {
         let spin = if s.model.nspin() == 2 {
             format!("_s{}", p.spin)
         } else {
             String::new()
         };
-        let name = format!("orbital_k{}_b{}{spin}", p.k, p.band);
         let what = format!("|psi|^2 of band {} at k-point {} (1/bohr^3)", p.band, p.k);
+        fields.push((format!("orbital_k{}_b{}{spin}", p.k, p.band), what, values));
+    }
+    let title = format!("{}: planewave {}", s.spec.title, env!("CARGO_PKG_VERSION"));
+    for (name, what, values) in &fields {
         for format in &s.spec.output.density {
             let (ext, text) = match format {
-                GridFormat::Cube => ("cube", cube(&s.model, &s.basis, (&title, &what), values)),
-                GridFormat::Xsf => (
-                    "xsf",
-                    xsf(&s.model, &s.basis, "psi_squared_per_bohr3", values),
-                ),
+                GridFormat::Cube => ("cube", cube(&s.model, &s.basis, (&title, what), values)),
+                GridFormat::Xsf => ("xsf", xsf(&s.model, &s.basis, name, values)),
                 GridFormat::Chgcar => continue,
             };
             let path = sibling(input, &format!("{name}.{ext}"));

@@ -203,6 +203,36 @@ fn exports_the_same_files(dir: &Path) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("of another input: the cell differs"), "{err}");
+    // The local potential (Ha) and one band's |psi|^2: at self-consistency the integral of V rho
+    // is the band energy less the kinetic and nonlocal ones, and the band holds one electron.
+    let args = [
+        "export",
+        "si.toml",
+        "--density",
+        "cube",
+        "--potential",
+        "--orbital",
+        "1,4",
+    ];
+    let out = planewave(dir, &args);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let read = |n: &str| common::cube_values(&std::fs::read_to_string(dir.join(n)).unwrap(), 2);
+    let (rho, v, psi2) = (
+        read("si.density.cube"),
+        read("si.potential.cube"),
+        read("si.orbital_k1_b4.cube"),
+    );
+    assert_eq!((v.len(), psi2.len()), (32 * 32 * 32, 32 * 32 * 32));
+    let dv = 270.011394 / (32.0 * 32.0 * 32.0);
+    let v_rho: f64 = dv * v.iter().zip(&rho).map(|(a, b)| a * b).sum::<f64>();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("si.json")).unwrap()).unwrap();
+    let rest = common::band_less_kinetic_and_nonlocal(&doc);
+    assert!(
+        (v_rho - rest).abs() < 1e-4,
+        "int V rho = {v_rho} against {rest}"
+    );
+    assert!((psi2.iter().sum::<f64>() * dv - 1.0).abs() < 1e-4);
 }
 
 /// The Si example without its [bands] table.

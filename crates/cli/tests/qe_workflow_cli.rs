@@ -253,24 +253,9 @@ fn pw_x_bands_x_dos_x_and_pp_x_inputs_run_as_they_are() {
     std::fs::write(cube.join("pot.in"), pot).unwrap();
     ok(&run(&cube, "pot.in", &[]));
     let text = std::fs::read_to_string(cube.join("v.cube")).unwrap();
-    let v: Vec<f64> = (text.lines().skip(8))
-        .flat_map(|l| l.split_whitespace().map(|x| x.parse::<f64>().unwrap()))
-        .collect();
+    let v = common::cube_values(&text, 2);
     let v_rho: f64 = 0.5 * dv * v.iter().zip(&values).map(|(a, b)| a * b).sum::<f64>();
-    let scf = read(&dir.join("scf/pw.json"));
-    let mut band = 0.0;
-    for (k, kpt) in scf["kpoints"].as_array().unwrap().iter().enumerate() {
-        let e = scf["eigenvalues_ha"][0][k].as_array().unwrap();
-        let f = scf["occupations"][0][k].as_array().unwrap();
-        let sum: f64 = e
-            .iter()
-            .zip(f)
-            .map(|(e, f)| e.as_f64().unwrap() * f.as_f64().unwrap())
-            .sum();
-        band += kpt["weight"].as_f64().unwrap() * sum;
-    }
-    let terms = &scf["energy_terms_ha"];
-    let rest = band - terms["kinetic"].as_f64().unwrap() - terms["nonlocal"].as_f64().unwrap();
+    let rest = common::band_less_kinetic_and_nonlocal(&read(&dir.join("scf/pw.json")));
     assert!(
         (v_rho - rest).abs() < 1e-5,
         "int V rho = {v_rho}, band less kinetic and nonlocal {rest}"

@@ -101,3 +101,27 @@ pub fn ok(out: &std::process::Output) -> String {
     assert_eq!(out.status.code(), Some(0), "{text}\n{err}");
     text
 }
+
+/// From a results document: the band energy Σ_k w_k Σ_n f_nk e_nk less the kinetic and
+/// nonlocal energies (Ha), which at self-consistency is ∫ (V_loc + V_H + V_xc) ρ.
+pub fn band_less_kinetic_and_nonlocal(doc: &serde_json::Value) -> f64 {
+    let mut band = 0.0;
+    for (k, kpt) in doc["kpoints"].as_array().unwrap().iter().enumerate() {
+        let e = doc["eigenvalues_ha"][0][k].as_array().unwrap();
+        let f = doc["occupations"][0][k].as_array().unwrap();
+        let sum: f64 = (e.iter().zip(f))
+            .map(|(e, f)| e.as_f64().unwrap() * f.as_f64().unwrap())
+            .sum();
+        band += kpt["weight"].as_f64().unwrap() * sum;
+    }
+    let terms = &doc["energy_terms_ha"];
+    band - terms["kinetic"].as_f64().unwrap() - terms["nonlocal"].as_f64().unwrap()
+}
+
+/// The values of a Gaussian cube file (after its header of `8` lines for a 2-atom cell: give
+/// the atom count).
+pub fn cube_values(text: &str, atoms: usize) -> Vec<f64> {
+    (text.lines().skip(6 + atoms))
+        .flat_map(|l| l.split_whitespace().map(|x| x.parse::<f64>().unwrap()))
+        .collect()
+}
