@@ -45,7 +45,8 @@ fn si2_gaussian_dos_matches_quantum_espresso() {
     assert!(r.converged);
     let weights: Vec<f64> = at.basis.kpoints.iter().map(|k| k.weight).collect();
     let energies: Vec<f64> = energies_ev.iter().map(|e| e / EV_PER_HARTREE).collect();
-    let (d, n) = dos::gaussian(&r.eigenvalues, &weights, 2.0, 0.005, &energies);
+    let gauss = planewave::core::smearing::Smearing::Gaussian(0.005);
+    let (d, n) = dos::broadened(&r.eigenvalues, &weights, 2.0, gauss, &energies);
     let peak = want[0].iter().copied().fold(0.0, f64::max);
     let mut worst = 0.0f64;
     for ((e, ours), theirs) in energies_ev.iter().zip(&d[0]).zip(&want[0]) {

@@ -40,9 +40,13 @@ pub(crate) fn run(s: &Setup, scf: &ScfResult, input: &Path, out: &Output) -> Res
             _ => String::new(),
         };
         let method = match d.method {
-            DosMethod::Gaussian => format!("Gaussian width {:.4} eV", d.width * EV_PER_HARTREE),
             DosMethod::Tetrahedra => "linear tetrahedra".to_string(),
             DosMethod::TetrahedraOpt => "optimised tetrahedra".to_string(),
+            _ => format!(
+                "{} broadening, width {:.4} eV",
+                doc["method"].as_str().unwrap_or(""),
+                d.width * EV_PER_HARTREE
+            ),
         };
         println!(
             "density of states: {} k-points (irreducible), {method}, {} energies from {:.2} to {:.2} eV (complete below {:.2} eV); {reference} ({:.1} s)",

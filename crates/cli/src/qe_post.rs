@@ -59,6 +59,7 @@ fn dos_x(d: &DosX) -> Result<String, String> {
     let grid = EnergyGrid {
         bz_sum: d.bz_sum.as_deref(),
         degauss: d.degauss,
+        ngauss: d.ngauss,
         delta_e: d.delta_e,
         range: d.range,
     };
@@ -104,6 +105,7 @@ fn dos_x(d: &DosX) -> Result<String, String> {
 pub(crate) struct EnergyGrid<'a> {
     pub bz_sum: Option<&'a str>,
     pub degauss: Option<f64>,
+    pub ngauss: i64,
     pub delta_e: f64,
     pub range: (Option<f64>, Option<f64>),
 }
@@ -115,23 +117,24 @@ pub(crate) fn broadening(
     nscf: &SavedNscf,
     source: &Path,
 ) -> Result<Broadening, String> {
+    let smearing = DosMethod::of_ngauss(grid.ngauss).unwrap_or(DosMethod::Gaussian);
     let method = match grid.bz_sum {
-        Some("smearing") => DosMethod::Gaussian,
+        Some("smearing") => smearing,
         Some("tetrahedra_opt") => DosMethod::TetrahedraOpt,
         Some(_) => DosMethod::Tetrahedra,
-        None if grid.degauss.is_some() => DosMethod::Gaussian,
+        None if grid.degauss.is_some() => smearing,
         None => match nscf.occupations.as_str() {
             "tetrahedra_opt" => DosMethod::TetrahedraOpt,
             "tetrahedra" => DosMethod::Tetrahedra,
-            _ => DosMethod::Gaussian,
+            _ => smearing,
         },
     };
     let width = grid
         .degauss
         .map(|w| w * HARTREE_PER_RYDBERG)
         .or(nscf.width_ha);
-    let width = match (method, width) {
-        (DosMethod::Gaussian, None) => {
+    let width = match (method.broadens(), width) {
+        (true, None) => {
             return Err(format!(
                 "{}: a DOS by smearing needs a width: give degauss (Ry)",
                 source.display()

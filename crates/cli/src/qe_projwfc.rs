@@ -33,6 +33,7 @@ pub(crate) fn run(p: &ProjwfcX) -> Result<String, String> {
     let grid = EnergyGrid {
         bz_sum: None,
         degauss: p.degauss,
+        ngauss: p.ngauss,
         delta_e: p.delta_e,
         range: p.range,
     };

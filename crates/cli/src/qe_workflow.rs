@@ -291,7 +291,7 @@ fn nscf_step(
 ) -> Result<Option<f64>, String> {
     let bands = dos::grid_bands(s, r, scf_fermi);
     let method = s.spec.dos.method;
-    let tetrahedra = method != DosMethod::Gaussian;
+    let tetrahedra = !method.broadens();
     let grid = bands.grid.as_ref().map(|g| g.size);
     if tetrahedra && !grid.is_some_and(|g| g.iter().all(|&n| n >= 2)) {
         let on = grid.map_or("a k-point list".to_string(), |g| {

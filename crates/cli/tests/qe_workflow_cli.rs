@@ -3,7 +3,8 @@
 //! the shared reference set ran them: each step in its folder, the bands and nscf steps in a
 //! copy of the SCF's save folder). Checked against QE's results: the bands along the path
 //! (bands.json, ≤ 1e-5 Ha) and bands.x's plottable file, the DOS by optimised tetrahedra and
-//! by Gaussians (L1 ≤ 2% of the integral, the electrons up to E_F within 0.01), and pp.x's
+//! by Gaussians (L1 ≤ 2% of the integral, the electrons up to E_F within 0.01) and by
+//! Methfessel–Paxton and Marzari–Vanderbilt broadening (dos.x's columns, L1 ≤ 1e-4), and pp.x's
 //! cube of the density on QE's 32³ grid (≤ 1e-5 of its maximum; the grid sum gives the
 //! electrons), of one band's |psi|² (one electron) and of the local potential (its integral
 //! with the density is the band energy less the kinetic and nonlocal ones); the bands step on
@@ -40,6 +41,8 @@ fn folder(tag: &str) -> PathBuf {
         "dos/pw.in",
         "dos/dos_tetra.in",
         "dos/dos_gauss.in",
+        "dos/dos_mp.in",
+        "dos/dos_mv.in",
         "cube/pp.in",
     ]
     .iter()
@@ -87,6 +90,28 @@ fn copy_save(dir: &Path, step: &str) {
 }
 
 /// Max |eps - eps_QE| over the occupied and 4 empty bands of the path.
+/// The L1 distance between the DOS columns of two dos.x files over the integral of the
+/// second's (the first's extra trailing energies ignored).
+fn column_l1(ours: &Path, qe: &Path) -> f64 {
+    let rows = |p: &Path| -> Vec<Vec<f64>> {
+        let text = std::fs::read_to_string(p).unwrap();
+        (text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty()))
+        .map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect())
+        .collect()
+    };
+    let (a, b) = (rows(ours), rows(qe));
+    assert!(
+        (a[0][0] - b[0][0]).abs() < 1e-3,
+        "{} against {}",
+        a[0][0],
+        b[0][0]
+    );
+    let d: f64 = a.iter().zip(&b).map(|(x, y)| (x[1] - y[1]).abs()).sum();
+    d / b.iter().map(|y| y[1].abs()).sum::<f64>()
+}
+
 fn worst_band_error(ours: &serde_json::Value) -> f64 {
     let qe = reference("bands.json");
     let nb = qe["nocc"].as_u64().unwrap() as usize + 4;
@@ -227,6 +252,13 @@ fn pw_x_bands_x_dos_x_and_pp_x_inputs_run_as_they_are() {
         l1 < 0.02 && (n - 8.0).abs() < 0.01,
         "Gaussian: L1 {l1:.3e}, {n} electrons"
     );
+    // Methfessel-Paxton and Marzari-Vanderbilt (ngauss = 1, -1; 0.02 Ry): dos.x's columns.
+    for (input, file) in [("dos_mp.in", "dos_mp.dat"), ("dos_mv.in", "dos_mv.dat")] {
+        ok(&run(&dos, input, &[]));
+        let qe = root().join("tests/data/post/si2_lda_gth/workflow/dos/qe_".to_string() + file);
+        let l1 = column_l1(&dos.join(file), &qe);
+        assert!(l1 < 1e-4, "{file}: L1 {l1:.3e} of the integral");
+    }
 
     // pp.x on the SCF's own save folder.
     let cube = dir.join("cube");

@@ -1,13 +1,15 @@
 //! Densities of states: eigenvalues on a k-point grid with a converged SCF's density held fixed
-//! (QE's `nscf` + `dos.x`), broadened by Gaussians or integrated by tetrahedra.
+//! (QE's `nscf` + `dos.x`), broadened (Gaussian, Methfessel–Paxton, Marzari–Vanderbilt or
+//! Fermi–Dirac, dos.x's `ngauss`) or integrated by tetrahedra.
 //!
 //! Contract: [`compute`] solves the grid of the input's `[dos]` (default: the SCF's grid
 //! doubled), reduced by the crystal's symmetry, through [`fixed_density::run`], keeps the
 //! result as [`GridBands`] (what QE's nscf step leaves for dos.x; [`grid_bands`]) and
 //! integrates it ([`from_grid`]): by tetrahedra every grid point takes its irreducible point's
-//! bands ([`crate::tetrahedra`]; [`tetrahedron_fermi_level`] finds E_F that way); [`gaussian`]
-//! gives D(E) = f Σ_k w_k Σ_n exp(-((E - e_nk)/s)²) / (s √π) and its exact integral
-//! N(E) = f Σ_k w_k Σ_n (1 + erf((E - e_nk)/s)) / 2, per spin channel, with f = 2 without spin
+//! bands ([`crate::tetrahedra`]; [`tetrahedron_fermi_level`] finds E_F that way); [`broadened`]
+//! gives D(E) = f Σ_k w_k Σ_n δ((E - e_nk)/s) / s and its exact integral
+//! N(E) = f Σ_k w_k Σ_n occ((e_nk - E)/s) with the smearing's delta and occupation (Gaussian:
+//! exp(-x²)/√π and erfc(x)/2), per spin channel, with f = 2 without spin
 //! and 1 per channel with it (the weights w_k add to 1). D is in states per Ha per cell (per eV
 //! in the document), N in electrons per cell. The energies run from the lowest eigenvalue less
 //! 3 s to the highest plus 3 s (tetrahedra: from the lowest to the highest) in the input's
@@ -26,7 +28,7 @@ use crate::pdos::{self, ProjectedDos};
 use crate::projections::{self, Projections};
 use crate::scf::ScfResult;
 use crate::setup::Setup;
-use crate::special::erfc;
+use crate::smearing::{Smearing, SmearingFunction};
 use crate::symmetry::{monkhorst_pack, reduce_kpoints_with_map};
 use crate::tetrahedra::{self as tetrahedron, tetrahedra, Interpolation};
 
@@ -55,21 +57,20 @@ pub struct Dos {
     pub projected: Option<ProjectedDos>,
 }
 
-/// Widths beyond which a Gaussian-broadened state is taken as all below or all above.
-const GAUSSIAN_REACH: f64 = 6.0;
-
 /// D and N of `eigenvalues[spin][k][band]` with k-weights `weights` (adding to 1) at
-/// `energies` (Ha, ascending), Gaussian width `width` (Ha), `spin_factor` electrons per band.
-pub fn gaussian(
+/// `energies` (Ha, ascending), each state broadened by `smearing` (its kind and width),
+/// `spin_factor` electrons per band: N = Σ w f((e - E)/s) and D = dN/dE = Σ w δ((e - E)/s)/s
+/// (Marzari–Vanderbilt's δ is not even).
+pub fn broadened(
     eigenvalues: &[Vec<Vec<f64>>],
     weights: &[f64],
     spin_factor: f64,
-    width: f64,
+    smearing: Smearing,
     energies: &[f64],
 ) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
-    let norm = 1.0 / (width * std::f64::consts::PI.sqrt());
-    // Beyond 6 widths a state adds nothing to D (e^-36) and its whole weight to N.
-    let reach = GAUSSIAN_REACH * width;
+    let width = smearing.width();
+    // Beyond its reach a state adds nothing to D and its whole weight to N.
+    let reach = smearing.reach() * width;
     let per_channel = |channel: &Vec<Vec<f64>>| {
         let mut d = vec![0.0; energies.len()];
         let mut n = vec![0.0; energies.len()];
@@ -81,8 +82,8 @@ pub fn gaussian(
                 let hi = energies.partition_point(|&x| x <= e + reach);
                 for i in lo..hi {
                     let t = (energies[i] - e) / width;
-                    d[i] += c * norm * (-t * t).exp();
-                    n[i] += c * 0.5 * erfc(-t);
+                    d[i] += c * smearing.delta(-t) / width;
+                    n[i] += c * smearing.occupation(-t);
                 }
                 filled[hi] += c;
             }
@@ -131,16 +132,23 @@ pub struct TetrahedronGrid {
     pub recip: [[f64; 3]; 3],
 }
 
+impl Broadening {
+    /// The smearing kind and width of a broadening method (Gaussian for tetrahedra, unused).
+    pub fn smearing(&self) -> Smearing {
+        (self.method.smearing(self.width)).unwrap_or(Smearing::Gaussian(self.width))
+    }
+}
+
 /// How to turn [`GridBands`] into a DOS.
 #[derive(Debug, Clone, Copy)]
 pub struct Broadening {
-    /// Gaussian or tetrahedra.
+    /// A broadening or tetrahedra.
     pub method: DosMethod,
-    /// Gaussian width s (Ha).
+    /// The broadening's width s (Ha).
     pub width: f64,
     /// Energy step (Ha).
     pub step: f64,
-    /// The energy range (Ha); None: the eigenvalues' (with 3 s either side for Gaussians).
+    /// The energy range (Ha); None: the eigenvalues' (with 3 s either side for broadenings).
     pub range: (Option<f64>, Option<f64>),
 }
 
@@ -158,7 +166,7 @@ pub fn compute(scf_setup: &Setup, scf: &ScfResult) -> Result<Dos, InputError> {
             },
             other => other.clone(),
         });
-    if spec.dos.method != DosMethod::Gaussian {
+    if !spec.dos.method.broadens() {
         tetrahedron_grid(spec, &kpoints)?;
     }
     let (at, r) = fixed_density::run(scf_setup, scf, kpoints, true, spec.dos.nbands)?;
@@ -268,7 +276,13 @@ pub fn from_grid(g: &GridBands, how: &Broadening) -> Result<Dos, String> {
     let energies = energies_of(g, how);
     let factor = 2.0 / g.eigenvalues.len() as f64;
     let (dos, integrated) = match &tets {
-        None => gaussian(&g.eigenvalues, &g.weights, factor, how.width, &energies),
+        None => broadened(
+            &g.eigenvalues,
+            &g.weights,
+            factor,
+            how.smearing(),
+            &energies,
+        ),
         Some((tets, map, interpolation)) => g
             .eigenvalues
             .iter()
@@ -299,7 +313,7 @@ pub fn from_grid(g: &GridBands, how: &Broadening) -> Result<Dos, String> {
 }
 
 /// The tetrahedra of `g`'s grid with its map to the irreducible points and the interpolation
-/// `how` asks for; None for Gaussians; why not when the grid cannot have them.
+/// `how` asks for; None for broadenings; why not when the grid cannot have them.
 pub(crate) type Tetrahedra<'a> = (Vec<[usize; 20]>, &'a [usize], Interpolation);
 
 pub(crate) fn tetrahedra_of<'a>(
@@ -307,9 +321,9 @@ pub(crate) fn tetrahedra_of<'a>(
     how: &Broadening,
 ) -> Result<Option<Tetrahedra<'a>>, String> {
     let interpolation = match how.method {
-        DosMethod::Gaussian => return Ok(None),
         DosMethod::TetrahedraOpt => Interpolation::Optimised,
         DosMethod::Tetrahedra => Interpolation::Linear,
+        _ => return Ok(None),
     };
     match &g.grid {
         Some(grid) if grid.size.iter().all(|&n| n >= 2) => Ok(Some((
@@ -327,13 +341,13 @@ pub(crate) fn tetrahedra_of<'a>(
 }
 
 /// The energies of a DOS of `g` (Ha): `how`'s range in its step, by default from the lowest
-/// eigenvalue to the highest (less and plus 3 widths for Gaussians).
+/// eigenvalue to the highest (less and plus 3 widths for broadenings).
 pub(crate) fn energies_of(g: &GridBands, how: &Broadening) -> Vec<f64> {
     let all = g.eigenvalues.iter().flatten().flatten();
     let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &e| {
         (a.min(e), b.max(e))
     });
-    let margin = if how.method == DosMethod::Gaussian {
+    let margin = if how.method.broadens() {
         3.0 * how.width
     } else {
         0.0
@@ -373,6 +387,9 @@ impl Dos {
         let mut doc = json!({
             "method": match self.method {
                 DosMethod::Gaussian => "gaussian",
+                DosMethod::MethfesselPaxton => "methfessel-paxton (first order)",
+                DosMethod::MarzariVanderbilt => "marzari-vanderbilt (cold)",
+                DosMethod::FermiDirac => "fermi-dirac",
                 DosMethod::Tetrahedra => "tetrahedra (linear)",
                 DosMethod::TetrahedraOpt => "tetrahedra_opt (optimised, Kawamura et al.)",
             },
@@ -382,7 +399,7 @@ impl Dos {
             "integrated": self.integrated,
             "valid_up_to_ev": self.valid_up_to * EV_PER_HARTREE,
         });
-        if self.method == DosMethod::Gaussian {
+        if self.method.broadens() {
             doc["width_ev"] = json!(self.width * EV_PER_HARTREE);
         }
         if let Some(f) = self.fermi_level {

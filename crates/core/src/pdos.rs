@@ -2,8 +2,8 @@
 //!
 //! Contract: [`from_grid`] weighs every state of a [`GridBands`] by its Löwdin projection on
 //! each orbital ([`crate::projections`]) and broadens or integrates the result as
-//! [`dos::from_grid`] does the total, on the same energies: Gaussians
-//! `D_a(E) = f Σ_k w_k Σ_n |p_a|² exp(-((E - e)/s)²) / (s √π)`, or tetrahedra with each
+//! [`dos::from_grid`] does the total, on the same energies: a smearing's delta
+//! `D_a(E) = f Σ_k w_k Σ_n |p_a|² δ((e - E)/s) / s`, or tetrahedra with each
 //! corner's share of the DOS ([`tetrahedron::projected_dos`]). `dos[spin][orbital][i]` is in
 //! states per Ha per cell; the orbitals' sum falls short of the total by the spilling. Serial.
 
@@ -12,6 +12,7 @@ use serde_json::{json, Map, Value};
 use crate::dos::{self, Broadening, GridBands};
 use crate::input::units::EV_PER_HARTREE;
 use crate::projections::Orbital;
+use crate::smearing::{Smearing, SmearingFunction};
 use crate::tetrahedra as tetrahedron;
 
 /// The DOS of every atomic orbital.
@@ -39,7 +40,7 @@ pub fn from_grid(g: &GridBands, how: &Broadening) -> Result<Option<ProjectedDos>
     let n = p.orbitals.len();
     let dos = match dos::tetrahedra_of(g, how)? {
         None => (g.eigenvalues.iter().zip(&p.weights))
-            .map(|(e, w)| gaussian(e, w, &g.weights, n, factor, how.width, &energies))
+            .map(|(e, w)| broadened(e, w, &g.weights, n, factor, how.smearing(), &energies))
             .collect(),
         Some((tets, map, interpolation)) => (g.eigenvalues.iter().zip(&p.weights))
             .map(|(e, w)| {
@@ -64,26 +65,26 @@ pub fn from_grid(g: &GridBands, how: &Broadening) -> Result<Option<ProjectedDos>
     }))
 }
 
-/// One spin channel's Gaussian-broadened DOS per orbital: `eigenvalues[k][band]`,
-/// `weights[k][band][orbital]`.
-fn gaussian(
+/// One spin channel's broadened DOS per orbital: `eigenvalues[k][band]`,
+/// `proj[k][band][orbital]`.
+fn broadened(
     eigenvalues: &[Vec<f64>],
     proj: &[Vec<Vec<f64>>],
     kweights: &[f64],
     n: usize,
     factor: f64,
-    width: f64,
+    smearing: Smearing,
     energies: &[f64],
 ) -> Vec<Vec<f64>> {
     let mut out = vec![vec![0.0; energies.len()]; n];
-    let norm = factor / (width * std::f64::consts::PI.sqrt());
-    let reach = 6.0 * width;
+    let width = smearing.width();
+    let reach = smearing.reach() * width;
     for ((bands, p), w) in eigenvalues.iter().zip(proj).zip(kweights) {
         for (e, pa) in bands.iter().zip(p) {
             let from = energies.partition_point(|&x| x < e - reach);
             let to = energies.partition_point(|&x| x <= e + reach);
             for i in from..to {
-                let g = w * norm * (-((energies[i] - e) / width).powi(2)).exp();
+                let g = w * factor * smearing.delta((e - energies[i]) / width) / width;
                 for (o, x) in out.iter_mut().zip(pa) {
                     o[i] += g * x;
                 }

@@ -18,9 +18,38 @@ pub trait SmearingFunction {
     fn occupation(&self, x: f64) -> f64;
     /// Entropy function S(x).
     fn entropy(&self, x: f64) -> f64;
+    /// The broadened delta function `-df/dx` (it integrates to 1): a state's share of the
+    /// density of states, dos.x's `w0gauss`.
+    fn delta(&self, x: f64) -> f64;
+    /// Widths beyond which [`Self::delta`] is negligible (below 1e-15).
+    fn reach(&self) -> f64;
 }
 
 impl SmearingFunction for Smearing {
+    fn delta(&self, x: f64) -> f64 {
+        let g = (-x * x).exp() / PI.sqrt();
+        match self {
+            Smearing::None => 0.0,
+            Smearing::Gaussian(_) => g,
+            Smearing::FermiDirac(_) => {
+                let f = self.occupation(x);
+                f * (1.0 - f)
+            }
+            Smearing::MethfesselPaxton(_) => g * (1.5 - x * x),
+            Smearing::MarzariVanderbilt(_) => {
+                let y = x + std::f64::consts::FRAC_1_SQRT_2;
+                (-y * y).exp() / PI.sqrt() * (1.0 + std::f64::consts::SQRT_2 * y)
+            }
+        }
+    }
+
+    fn reach(&self) -> f64 {
+        match self {
+            Smearing::FermiDirac(_) => 36.0,
+            _ => 7.0,
+        }
+    }
+
     fn occupation(&self, x: f64) -> f64 {
         match self {
             Smearing::None => {
@@ -70,6 +99,27 @@ impl SmearingFunction for Smearing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn delta_is_minus_the_occupation_s_derivative_and_integrates_to_one() {
+        for s in [
+            Smearing::Gaussian(1.0),
+            Smearing::FermiDirac(1.0),
+            Smearing::MethfesselPaxton(1.0),
+            Smearing::MarzariVanderbilt(1.0),
+        ] {
+            let h = 1e-5;
+            let mut total = 0.0;
+            let mut x = -s.reach();
+            while x < s.reach() {
+                let numeric = -(s.occupation(x + h) - s.occupation(x - h)) / (2.0 * h);
+                assert!((s.delta(x) - numeric).abs() < 1e-8, "{s:?} at {x}");
+                total += s.delta(x) * 1e-3;
+                x += 1e-3;
+            }
+            assert!((total - 1.0).abs() < 1e-6, "{s:?}: {total}");
+        }
+    }
 
     #[test]
     fn entropy_derivative_is_x_times_occupation_derivative() {

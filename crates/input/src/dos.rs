@@ -23,6 +23,44 @@ pub enum DosMethod {
     Tetrahedra,
     /// The optimised tetrahedron method (Kawamura et al.; dos.x's `'tetrahedra_opt'`).
     TetrahedraOpt,
+    /// Methfessel–Paxton broadening of first order (dos.x's `ngauss = 1`).
+    MethfesselPaxton,
+    /// Marzari–Vanderbilt cold broadening (dos.x's `ngauss = -1`).
+    MarzariVanderbilt,
+    /// Fermi–Dirac broadening, the width as k_B T (dos.x's `ngauss = -99`).
+    FermiDirac,
+}
+
+impl DosMethod {
+    /// Whether the method broadens each eigenvalue (by `width`) rather than integrating by
+    /// tetrahedra.
+    pub fn broadens(self) -> bool {
+        !matches!(self, DosMethod::Tetrahedra | DosMethod::TetrahedraOpt)
+    }
+
+    /// The broadening of a smearing method of width `width` (Ha) as a smearing kind; None for
+    /// tetrahedra.
+    pub fn smearing(self, width: f64) -> Option<crate::Smearing> {
+        use crate::Smearing as S;
+        Some(match self {
+            DosMethod::Gaussian => S::Gaussian(width),
+            DosMethod::MethfesselPaxton => S::MethfesselPaxton(width),
+            DosMethod::MarzariVanderbilt => S::MarzariVanderbilt(width),
+            DosMethod::FermiDirac => S::FermiDirac(width),
+            DosMethod::Tetrahedra | DosMethod::TetrahedraOpt => return None,
+        })
+    }
+
+    /// dos.x's and projwfc.x's `ngauss`: 0, 1, -1 or -99.
+    pub fn of_ngauss(ngauss: i64) -> Option<Self> {
+        Some(match ngauss {
+            0 => DosMethod::Gaussian,
+            1 => DosMethod::MethfesselPaxton,
+            -1 => DosMethod::MarzariVanderbilt,
+            -99 => DosMethod::FermiDirac,
+            _ => return None,
+        })
+    }
 }
 
 /// What `planewave dos` computes after the SCF.
@@ -74,17 +112,20 @@ impl DosTable {
             None => DosMethod::Gaussian,
             Some(m) => match m.replace('-', "_").as_str() {
                 "gaussian" => DosMethod::Gaussian,
+                "methfessel_paxton" | "mp" => DosMethod::MethfesselPaxton,
+                "marzari_vanderbilt" | "cold" | "mv" => DosMethod::MarzariVanderbilt,
+                "fermi_dirac" | "fd" => DosMethod::FermiDirac,
                 "tetrahedra" | "tetrahedra_lin" => DosMethod::Tetrahedra,
                 "tetrahedra_opt" => DosMethod::TetrahedraOpt,
                 other => {
                     let msg = format!("unknown DOS method `{other}`");
-                    let hint = "use \"gaussian\", \"tetrahedra_opt\" (QE's optimised tetrahedra) or \"tetrahedra\" (linear)";
+                    let hint = "use \"gaussian\", \"methfessel-paxton\", \"marzari-vanderbilt\", \"fermi-dirac\", \"tetrahedra_opt\" (QE's optimised tetrahedra) or \"tetrahedra\" (linear)";
                     return Err(doc.err("dos.method", msg, hint));
                 }
             },
         };
         let kpoints = self.kpoints.map(|k| k.0);
-        if method != DosMethod::Gaussian {
+        if !method.broadens() {
             if let Some(k) = kpoints.as_ref().filter(|k| !matches!(k, Kpoints::MonkhorstPack { grid, .. } if grid.iter().all(|&n| n >= 2))) {
                 let msg = format!("tetrahedra need a k-point grid of at least 2 points a side, got {k:?}");
                 return Err(doc.err("dos.kpoints", msg, "e.g. kpoints = { grid = [12, 12, 12] }"));

@@ -53,6 +53,9 @@ pub struct DosX {
     pub bz_sum: Option<String>,
     /// `degauss` (Ry).
     pub degauss: Option<f64>,
+    /// `ngauss`: the broadening's kind (0 Gaussian, 1 Methfessel–Paxton, -1 Marzari–Vanderbilt,
+    /// -99 Fermi–Dirac).
+    pub ngauss: i64,
     /// `DeltaE` (eV, default 0.01).
     pub delta_e: f64,
     /// `Emin`, `Emax` (eV).
@@ -125,6 +128,8 @@ pub struct ProjwfcX {
     pub save: SaveRef,
     /// `degauss` (Ry); None: the nscf step's tetrahedra or smearing.
     pub degauss: Option<f64>,
+    /// `ngauss`, as dos.x's.
+    pub ngauss: i64,
     /// `DeltaE` (eV, default 0.01).
     pub delta_e: f64,
     /// `Emin`, `Emax` (eV).
@@ -304,6 +309,7 @@ impl Post<'_> {
         Ok(DosX {
             bz_sum: d.bz_sum.map(|b| b.trim().to_ascii_lowercase()),
             degauss: d.degauss,
+            ngauss: d.ngauss.unwrap_or(0),
             delta_e,
             range: (d.emin, d.emax),
             fildos: self.save(None, None).beside(&fildos),
@@ -327,6 +333,7 @@ impl Post<'_> {
         let filpdos = d.filpdos.unwrap_or_else(|| prefix.trim().to_string());
         Ok(ProjwfcX {
             degauss: grid.degauss,
+            ngauss: d.ngauss.unwrap_or(0),
             delta_e,
             range: (d.emin, d.emax),
             filpdos: self.save(None, None).beside(&filpdos),
@@ -336,9 +343,13 @@ impl Post<'_> {
 
     /// The energy step (eV) of `g`, after checking its broadening and range.
     fn grid(&self, g: &Grid) -> Result<f64, InputError> {
-        if g.ngauss.is_some_and(|n| n != 0) {
-            let msg = "ngauss other than 0 (Gaussian) is not implemented for the DOS";
-            return Err(self.err("ngauss", msg, "use ngauss = 0"));
+        if let Some(n) = g
+            .ngauss
+            .filter(|&n| crate::DosMethod::of_ngauss(n).is_none())
+        {
+            let msg = format!("ngauss = {n} is not a broadening planewave knows");
+            let hint = "use 0 (Gaussian), 1 (Methfessel-Paxton), -1 (Marzari-Vanderbilt) or -99 (Fermi-Dirac)";
+            return Err(self.err("ngauss", msg, hint));
         }
         if let Some(x) = g.degauss.filter(|x| !(x.is_finite() && *x > 0.0)) {
             let msg = format!("degauss must be a positive width in Ry, got {x}");
@@ -496,9 +507,9 @@ mod tests {
     fn what_is_not_done_is_refused_by_key_and_line() {
         let key = |text: &str| r(text).unwrap_err().key.unwrap();
         assert_eq!(key("&dos\n bz_sum='tetra'\n/\n"), "bz_sum");
-        assert_eq!(key("&dos\n ngauss=1\n/\n"), "ngauss");
+        assert_eq!(key("&dos\n ngauss=2\n/\n"), "ngauss");
         assert_eq!(key("&dos\n DeltaE=-1\n/\n"), "DeltaE");
-        assert_eq!(key("&projwfc\n ngauss=1\n/\n"), "ngauss");
+        assert_eq!(key("&projwfc\n ngauss=-2\n/\n"), "ngauss");
         assert_eq!(key("&projwfc\n filproj='p'\n/\n"), "filproj");
         assert_eq!(key("&dos\n fildos='x', colour=2\n/\n"), "colour");
         assert_eq!(key("&bands\n spin_component=3\n/\n"), "spin_component");

@@ -1087,6 +1087,14 @@ nbands = 2
         ))
         .unwrap();
         assert_eq!(opt.dos.method, crate::DosMethod::TetrahedraOpt);
+        for (name, method) in [
+            ("methfessel-paxton", crate::DosMethod::MethfesselPaxton),
+            ("cold", crate::DosMethod::MarzariVanderbilt),
+            ("fermi-dirac", crate::DosMethod::FermiDirac),
+        ] {
+            let d = p(&with(&format!("method = \"{name}\""))).unwrap().dos;
+            assert_eq!(d.method, method, "{name}");
+        }
         fails(
             &with("method = \"smearing\""),
             "dos.method",
