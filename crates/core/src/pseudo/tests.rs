@@ -735,3 +735,29 @@ fn upf_atomic_wavefunctions_are_read() {
     let e = Pseudopotential::from_str(&broken, "Si.dojo.pbe.upf").unwrap_err();
     assert!(e.to_string().contains("PP_CHI.1"), "{e}");
 }
+
+/// A UPF v1 `PP_PSWFC` (a `label l occupation` line, then the mesh values) is read as v2's
+/// is; a line without its l is refused by name.
+#[test]
+fn upf_v1_atomic_wavefunctions_are_read() {
+    let text = std::fs::read_to_string(data("Si.pz-hgh.v1.UPF")).unwrap();
+    let r_start = text.find("<PP_R>").unwrap() + "<PP_R>".len();
+    let r_end = text.find("</PP_R>").unwrap();
+    let mesh = &text[r_start..r_end];
+    let with = |line: &str| {
+        text.replacen("    0    3  ", "    1    3  ", 1).replacen(
+            "<PP_PSWFC>\n",
+            &format!("<PP_PSWFC>\n{line}\n{mesh}\n"),
+            1,
+        )
+    };
+    let p = Pseudopotential::from_str(&with("3S    0  2.00  Wavefunction"), "v1").unwrap();
+    let o = p.atomic_orbitals();
+    assert_eq!(o.len(), 1);
+    assert_eq!(
+        (o[0].label.as_str(), o[0].l, o[0].occupation),
+        ("3S", 0, 2.0)
+    );
+    let e = Pseudopotential::from_str(&with("3S    s  2.00  Wavefunction"), "v1").unwrap_err();
+    assert!(e.to_string().contains("label l occupation"), "{e}");
+}
