@@ -69,8 +69,6 @@ pub fn broadened(
     energies: &[f64],
 ) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     let width = smearing.width();
-    // Beyond its reach a state adds nothing to D and its whole weight to N.
-    let reach = smearing.reach() * width;
     let per_channel = |channel: &Vec<Vec<f64>>| {
         let mut d = vec![0.0; energies.len()];
         let mut n = vec![0.0; energies.len()];
@@ -78,9 +76,9 @@ pub fn broadened(
         for (bands, &w) in channel.iter().zip(weights) {
             let c = spin_factor * w;
             for &e in bands {
-                let lo = energies.partition_point(|&x| x < e - reach);
-                let hi = energies.partition_point(|&x| x <= e + reach);
-                for i in lo..hi {
+                let reached = reached(energies, smearing, e);
+                let hi = reached.end;
+                for i in reached {
                     let t = (energies[i] - e) / width;
                     d[i] += c * smearing.delta(-t) / width;
                     n[i] += c * smearing.occupation(-t);
@@ -96,6 +94,13 @@ pub fn broadened(
         (d, n)
     };
     eigenvalues.iter().map(per_channel).unzip()
+}
+
+/// The indices of the `energies` (ascending) that a state at `e` reaches under `smearing`:
+/// beyond them it adds nothing to D and, above them, its whole weight to N.
+pub(crate) fn reached(energies: &[f64], smearing: Smearing, e: f64) -> std::ops::Range<usize> {
+    let reach = smearing.reach() * smearing.width();
+    energies.partition_point(|&x| x < e - reach)..energies.partition_point(|&x| x <= e + reach)
 }
 
 /// Eigenvalues on a k-point grid with what a DOS needs to integrate them: the product of a

@@ -78,12 +78,9 @@ fn broadened(
 ) -> Vec<Vec<f64>> {
     let mut out = vec![vec![0.0; energies.len()]; n];
     let width = smearing.width();
-    let reach = smearing.reach() * width;
     for ((bands, p), w) in eigenvalues.iter().zip(proj).zip(kweights) {
         for (e, pa) in bands.iter().zip(p) {
-            let from = energies.partition_point(|&x| x < e - reach);
-            let to = energies.partition_point(|&x| x <= e + reach);
-            for i in from..to {
+            for i in crate::dos::reached(energies, smearing, *e) {
                 let g = w * factor * smearing.delta((e - energies[i]) / width) / width;
                 for (o, x) in out.iter_mut().zip(pa) {
                     o[i] += g * x;

@@ -113,7 +113,7 @@ fn block<T: BandScalar>(start: &AtomicStart, at: &Setup, kpt: &Kpoint, psi: &Mat
     let summed = |m: Mat<T>| crate::gvectors::sum_matrix(m, |flat| kpt.sum_over_g(flat));
     let o = summed(overlap(phi.as_ref(), phi.as_ref()));
     let a = summed(overlap(phi.as_ref(), psi.as_ref()));
-    matmul(inverse_sqrt(&o).as_ref(), a.as_ref())
+    matmul(hermitian_power(&o, -0.5).as_ref(), a.as_ref())
 }
 
 /// The group average that turns the projections at an irreducible k-point into those of its
@@ -204,21 +204,17 @@ fn harmonic_rotation(l: usize, r: &[[f64; 3]; 3]) -> Mat<f64> {
     // D^T = (A^T A)^{-1} A^T B.
     let ata = overlap(a.as_ref(), a.as_ref());
     let atb = overlap(a.as_ref(), b.as_ref());
-    let inv = {
-        let e = hermitian_eigen(ata.as_ref()).expect("a symmetric matrix");
-        let v = &e.vectors;
-        let scaled = Mat::from_fn(n, n, |i, j| v[(i, j)] / e.values[j]);
-        matmul(scaled.as_ref(), v.transpose())
-    };
-    matmul(inv.as_ref(), atb.as_ref()).transpose().to_owned()
+    matmul(hermitian_power(&ata, -1.0).as_ref(), atb.as_ref())
+        .transpose()
+        .to_owned()
 }
 
-/// `O^{-1/2}` of a Hermitian positive definite `o`, from its eigenvectors.
-fn inverse_sqrt<T: BandScalar>(o: &Mat<T>) -> Mat<T> {
-    let e = hermitian_eigen(o.as_ref()).expect("the orbitals' overlap is Hermitian");
+/// `O^p` of a Hermitian positive definite `o`, from its eigenvectors.
+fn hermitian_power<T: BandScalar>(o: &Mat<T>, p: f64) -> Mat<T> {
+    let e = hermitian_eigen(o.as_ref()).expect("a Hermitian matrix");
     let v = &e.vectors;
     let scaled = Mat::from_fn(v.nrows(), v.ncols(), |i, j| {
-        v[(i, j)].scale(e.values[j].max(1e-300).powf(-0.5))
+        v[(i, j)].scale(e.values[j].max(1e-300).powf(p))
     });
     let vh = Mat::from_fn(v.ncols(), v.nrows(), |i, j| v[(j, i)].cj());
     matmul(scaled.as_ref(), vh.as_ref())

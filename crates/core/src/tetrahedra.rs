@@ -121,16 +121,7 @@ pub fn dos<'a>(
     let first_at_or_above = |e: f64| energies.partition_point(|&x| x < e);
     for t in tets {
         for band in 0..nbands {
-            let mut e = match how {
-                Interpolation::Linear => [0, 1, 2, 3].map(|c| at(t[c])[band]),
-                Interpolation::Optimised => FIT.map(|row| {
-                    row.iter()
-                        .zip(t)
-                        .map(|(w, &p)| w * at(p)[band])
-                        .sum::<f64>()
-                        / 1260.0
-                }),
-            };
+            let mut e = corner_energies(t, how, &at, band);
             e.sort_by(f64::total_cmp);
             let (from, to) = (first_at_or_above(e[0]), first_at_or_above(e[3]));
             for i in from..to {
@@ -171,16 +162,7 @@ pub fn projected_dos<'a>(
     let mut point_share = [0.0; 20];
     for t in tets {
         for band in 0..nbands {
-            let e = match how {
-                Interpolation::Linear => [0, 1, 2, 3].map(|c| at(t[c])[band]),
-                Interpolation::Optimised => FIT.map(|row| {
-                    row.iter()
-                        .zip(t)
-                        .map(|(f, &p)| f * at(p)[band])
-                        .sum::<f64>()
-                        / 1260.0
-                }),
-            };
+            let e = corner_energies(t, how, &at, band);
             let lo = e.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = e.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             for i in first_at_or_above(lo)..first_at_or_above(hi) {
@@ -204,6 +186,26 @@ pub fn projected_dos<'a>(
         }
     }
     out
+}
+
+/// The energies of `band` at the four corners of tetrahedron `t`: the grid values, or their
+/// fit to the 20 points of the optimised method.
+fn corner_energies<'a>(
+    t: &[usize; 20],
+    how: Interpolation,
+    at: &impl Fn(usize) -> &'a [f64],
+    band: usize,
+) -> [f64; 4] {
+    match how {
+        Interpolation::Linear => [0, 1, 2, 3].map(|c| at(t[c])[band]),
+        Interpolation::Optimised => FIT.map(|row| {
+            row.iter()
+                .zip(t)
+                .map(|(f, &p)| f * at(p)[band])
+                .sum::<f64>()
+                / 1260.0
+        }),
+    }
 }
 
 /// The DOS at `x` of one band linear in one tetrahedron of unit weight with corner energies

@@ -180,7 +180,9 @@ struct ProjwfcNamelist {
     lsym: Option<bool>,
 }
 
-/// The broadening and energy grid shared by dos.x and projwfc.x, as given.
+/// The broadening and energy grid shared by dos.x and projwfc.x, as given. Copied out of
+/// each namelist rather than `#[serde(flatten)]`ed into it: serde cannot flatten a struct
+/// into one that denies unknown fields, and a misspelt name must stay an error.
 struct Grid {
     ngauss: Option<i64>,
     degauss: Option<f64>,
