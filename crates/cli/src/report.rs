@@ -82,9 +82,10 @@ pub fn setup(s: &Setup) {
     );
     let npw: Vec<usize> = b.kpoints.iter().map(|k| k.npw_global()).collect();
     println!(
-        "ecut {} Ha ({} Ry)  FFT grid {}x{}x{}  plane waves per k: {}..{}  density G-vectors {}",
+        "ecut {} Ha ({} Ry), density {} Ha  FFT grid {}x{}x{}  plane waves per k: {}..{}  density G-vectors {}",
         b.ecut,
         2.0 * b.ecut,
+        b.ecut_rho,
         b.grid.dims[0],
         b.grid.dims[1],
         b.grid.dims[2],

@@ -389,6 +389,23 @@ fn zero_cutoff() {
 }
 
 #[test]
+fn density_cutoff_below_four_times_the_wavefunctions() {
+    let c = si_case("low_ecut_rho");
+    c.write(
+        "bad.toml",
+        &si_with("ecut = 5.0", "ecut = 5.0\necut_rho = \"30 Ry\""),
+    );
+    let e = c.refuse("bad.toml");
+    assert_mentions(
+        &e,
+        &[
+            "error: bad.toml:13: basis.ecut_rho:",
+            "15 Ha (30 Ry) is below 4 times the wavefunction cutoff, 20 Ha",
+        ],
+    );
+}
+
+#[test]
 fn negative_cutoff() {
     let c = si_case("negative_ecut");
     c.write("bad.toml", &si_with("ecut = 5.0", r#"ecut = "-10 Ry""#));

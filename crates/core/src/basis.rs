@@ -3,8 +3,11 @@
 //! process topology and which k-point group computes which (spin, k) block).
 //!
 //! Wavefunctions at k hold the G with |k+G|^2/2 <= ecut; densities and potentials hold the G with
-//! |G|^2/2 <= 4 ecut ("the density sphere"), and the FFT grid is the smallest with factors 2,3,5,7
-//! that holds every difference of two wavefunction G-vectors without aliasing.
+//! |G|^2/2 <= ecut_rho ("the density sphere"; 4 ecut unless given, [`Cutoffs`]), and the FFT
+//! grid is the smallest with factors 2,3,5,7 that holds the density sphere without aliasing
+//! (so every difference of two wavefunction G-vectors too). The bands' transforms use that
+//! same grid: with ecut_rho > 4 ecut this costs more points than QE's smooth grid but gives
+//! the same H ψ, since ⟨G|V|G'⟩ needs V only at |G - G'|^2/2 <= 4 ecut.
 //! A rank computes only the blocks [`Parallel::owns`]. With a G-vector group of more than one
 //! rank ([`Basis::distribute_gvectors`]), each k-point the rank computes holds only its local
 //! plane waves (those on its sticks, see [`crate::gvectors`]) and `Kpoint::dist` says how they
@@ -185,10 +188,29 @@ fn in_upper_half(m: [i32; 3]) -> bool {
     m[0] > 0 || (m[0] == 0 && (m[1] > 0 || (m[1] == 0 && m[2] >= 0)))
 }
 
+/// The two kinetic-energy cutoffs (Ha): the wavefunctions' and the density's. A single
+/// number is a norm-conserving run's pair, `rho = 4 wfc`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cutoffs {
+    pub wfc: f64,
+    pub rho: f64,
+}
+
+impl From<f64> for Cutoffs {
+    fn from(wfc: f64) -> Self {
+        Cutoffs {
+            wfc,
+            rho: 4.0 * wfc,
+        }
+    }
+}
+
 /// The plane-wave basis.
 pub struct Basis {
     /// Kinetic-energy cutoff of the wavefunctions (Ha).
     pub ecut: f64,
+    /// Kinetic-energy cutoff of the density sphere (Ha), at least 4 `ecut`.
+    pub ecut_rho: f64,
     /// The FFT grid for densities and potentials.
     pub grid: FftGrid,
     /// Plans for that grid.
@@ -226,6 +248,7 @@ impl std::fmt::Debug for Basis {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Basis")
             .field("ecut", &self.ecut)
+            .field("ecut_rho", &self.ecut_rho)
             .field("grid", &self.grid)
             .field("nkpt", &self.kpoints.len())
             .finish()
@@ -237,18 +260,18 @@ fn miller_bounds(crystal: &Crystal, gmax: f64) -> [i32; 3] {
     [0, 1, 2].map(|i| (gmax * norm(&crystal.lattice[i]) / (2.0 * PI)).floor() as i32)
 }
 
-/// The fewest points along each lattice vector that hold the density sphere of `ecut`
-/// (|G|^2/2 <= 4 ecut) without aliasing: 2 m + 1 for the largest Miller index m.
-pub fn min_fft_dims(crystal: &Crystal, ecut: f64) -> [usize; 3] {
-    let gmax_rho = (2.0 * 4.0 * ecut).sqrt();
+/// The fewest points along each lattice vector that hold the density sphere of `cutoffs`
+/// (|G|^2/2 <= ecut_rho) without aliasing: 2 m + 1 for the largest Miller index m.
+pub fn min_fft_dims(crystal: &Crystal, cutoffs: impl Into<Cutoffs>) -> [usize; 3] {
+    let gmax_rho = (2.0 * cutoffs.into().rho).sqrt();
     miller_bounds(crystal, gmax_rho).map(|mi| 2 * mi as usize + 1)
 }
 
-/// The FFT grid that holds the density sphere of `ecut`: the smallest sizes of at least
+/// The FFT grid that holds the density sphere of `cutoffs`: the smallest sizes of at least
 /// [`min_fft_dims`] with factors 2, 3, 5, 7 only.
-pub fn fft_grid_for(crystal: &Crystal, ecut: f64) -> FftGrid {
+pub fn fft_grid_for(crystal: &Crystal, cutoffs: impl Into<Cutoffs>) -> FftGrid {
     FftGrid {
-        dims: min_fft_dims(crystal, ecut).map(good_fft_size),
+        dims: min_fft_dims(crystal, cutoffs).map(good_fft_size),
     }
 }
 
@@ -272,33 +295,26 @@ pub fn sphere(crystal: &Crystal, q: [f64; 3], gmax: f64) -> Vec<([i32; 3], [f64;
 }
 
 impl Basis {
-    /// Discretise `model` with cutoff `ecut` (Ha) on the k-points `kpoints` (fractional, weight).
-    pub fn new(model: &Model, ecut: f64, kpoints: &[([f64; 3], f64)]) -> Self {
-        Self::with_grid(
-            model,
-            ecut,
-            kpoints,
-            fft_grid_for(&model.crystal, ecut),
-            false,
-        )
+    /// Discretise `model` with cutoffs `ecut` (Ha; a number is the wavefunctions', the
+    /// density's being 4 times it) on the k-points `kpoints` (fractional, weight).
+    pub fn new(model: &Model, ecut: impl Into<Cutoffs>, kpoints: &[([f64; 3], f64)]) -> Self {
+        let cutoffs = ecut.into();
+        let grid = fft_grid_for(&model.crystal, cutoffs);
+        Self::with_grid(model, cutoffs, kpoints, grid, false)
     }
 
     /// The Γ-only basis with real wavefunctions (half the plane waves, half the FFTs).
-    pub fn gamma_real(model: &Model, ecut: f64) -> Self {
-        Self::with_grid(
-            model,
-            ecut,
-            &[([0.0; 3], 1.0)],
-            fft_grid_for(&model.crystal, ecut),
-            true,
-        )
+    pub fn gamma_real(model: &Model, ecut: impl Into<Cutoffs>) -> Self {
+        let cutoffs = ecut.into();
+        let grid = fft_grid_for(&model.crystal, cutoffs);
+        Self::with_grid(model, cutoffs, &[([0.0; 3], 1.0)], grid, true)
     }
 
     /// As [`Basis::new`] with an explicit FFT grid (must hold the density sphere); with
     /// `gamma_real` the single k-point must be Γ.
     pub fn with_grid(
         model: &Model,
-        ecut: f64,
+        ecut: impl Into<Cutoffs>,
         kpoints: &[([f64; 3], f64)],
         grid: FftGrid,
         gamma_real: bool,
@@ -308,6 +324,14 @@ impl Basis {
             "the real-wavefunction path needs exactly the Γ point"
         );
         let crystal = &model.crystal;
+        let Cutoffs {
+            wfc: ecut,
+            rho: ecut_rho,
+        } = ecut.into();
+        assert!(
+            ecut_rho >= 4.0 * ecut * (1.0 - 1e-12),
+            "the density cutoff must be at least 4 times the wavefunctions'"
+        );
         let gmax_wfc = (2.0 * ecut).sqrt();
         let kpts = kpoints
             .iter()
@@ -326,7 +350,7 @@ impl Basis {
                 make_kpoint(crystal, grid, (frac, weight), &pw, gamma_real, None)
             })
             .collect();
-        let rho = sphere(crystal, [0.0; 3], (8.0 * ecut).sqrt());
+        let rho = sphere(crystal, [0.0; 3], (2.0 * ecut_rho).sqrt());
         let rho_millers: Vec<[i32; 3]> = rho.iter().map(|p| p.0).collect();
         let rho_g: Vec<[f64; 3]> = rho.iter().map(|p| p.1).collect();
         let rho_g2: Vec<f64> = rho_g.iter().map(|g| dot(g, g)).collect();
@@ -335,6 +359,7 @@ impl Basis {
         let rho_mirror = crate::rho_grid::mirror_positions(&rho_millers);
         Self {
             ecut,
+            ecut_rho,
             grid,
             fft: Fft3d::new(grid),
             kpoints: kpts,

@@ -129,6 +129,7 @@ pub fn non_scf_json(
         "occupations": r.occupations.occ,
         "fft_grid": at.basis.grid.dims,
         "ecut_ha": at.basis.ecut,
+        "ecut_rho_ha": at.basis.ecut_rho,
         "structure": structure(at),
     })
 }
@@ -175,6 +176,7 @@ fn scf_json(setup: &Setup, r: &ScfResult) -> Value {
         "occupations": r.occupations.occ,
         "fft_grid": setup.basis.grid.dims,
         "ecut_ha": setup.basis.ecut,
+        "ecut_rho_ha": setup.basis.ecut_rho,
         "symmetry_operations": setup.model.symmetries.len(),
         "timings_s": r.timings,
         "scf_history": r.history.iter().map(|h| json!({"iteration": h.iteration, "energy_ha": h.energy, "energy_estimated": h.estimated, "residual": h.residual, "seconds": h.seconds})).collect::<Vec<_>>(),

@@ -2,7 +2,7 @@
 //! pseudopotentials, counts electrons, finds the symmetries, reduces the k-points, chooses the
 //! number of bands, and refuses set-ups that cannot run (with the key to change).
 
-use crate::basis::Basis;
+use crate::basis::{Basis, Cutoffs};
 use crate::crystal::{Atom, Crystal};
 use crate::eigensolver::Eigensolver;
 use crate::input::{InputError, InputFormat, Kpoints, RunSpec, Spin};
@@ -430,7 +430,7 @@ impl Plan {
             })?;
         let memory = memory_parts(
             model,
-            spec.ecut,
+            cutoffs(spec),
             ((nk * nspin).div_ceil(layout.kpoint_groups), nk * nspin),
             nbands,
             (layout.band_groups, layout.gvector_groups),
@@ -470,7 +470,7 @@ impl Plan {
         } else {
             kpoints
         };
-        let mut basis = Basis::with_grid(model, spec.ecut, kpoints, self.grid, gamma);
+        let mut basis = Basis::with_grid(model, cutoffs(spec), kpoints, self.grid, gamma);
         let mut par = distribute(spec, world, self.layout, &basis, nspin, self.nbands)?;
         if let Some(prev) = previous {
             par.keep_deal_of(prev);
@@ -638,7 +638,7 @@ impl MemoryParts {
 /// [`memory_per_rank`] by part.
 pub fn memory_parts(
     model: &Model,
-    ecut: f64,
+    cutoffs: impl Into<Cutoffs>,
     (blocks, all_blocks): (usize, usize),
     nbands: usize,
     groups: (usize, usize),
@@ -646,6 +646,7 @@ pub fn memory_parts(
     eigensolver: Eigensolver,
 ) -> MemoryParts {
     let (band_groups, gvector_ranks) = groups;
+    let Cutoffs { wfc: ecut, rho } = cutoffs.into();
     let npw_est =
         model.crystal.volume * (2.0 * ecut).powf(1.5) / (6.0 * std::f64::consts::PI.powi(2));
     let nproj: f64 = model
@@ -663,7 +664,7 @@ pub fn memory_parts(
         .sum();
     let natoms = model.crystal.atoms.len() as f64;
     let word = if gamma_real { 8.0 } else { 16.0 };
-    let grid_est = 8.0 * 8.0 * npw_est * 16.0;
+    let grid_est = 8.0 * 8.0 * npw_est * 16.0 * (rho / (4.0 * ecut)).powf(1.5);
     let blocks = blocks as f64;
     let nb = nbands as f64;
     let g = gvector_ranks.max(1) as f64;
@@ -930,21 +931,29 @@ fn distribute(
         .map_err(|e| err(spec, "parallel.kpoint_groups", e.to_string(), ""))
 }
 
+/// The run's cutoffs: the wavefunctions' and the density's (4 times it unless given).
+fn cutoffs(spec: &RunSpec) -> Cutoffs {
+    Cutoffs {
+        wfc: spec.ecut,
+        rho: spec.ecut_rho.unwrap_or(4.0 * spec.ecut),
+    }
+}
+
 /// The FFT grid: the user's (`[basis] fft_grid`, QE `nr1..3`), checked to hold the density
 /// sphere, else the smallest grid that does with factors 2, 3, 5 and 7.
 fn fft_grid(spec: &RunSpec, model: &Model) -> Result<planewave_fft::FftGrid, InputError> {
-    let auto = crate::basis::fft_grid_for(&model.crystal, spec.ecut);
+    let auto = crate::basis::fft_grid_for(&model.crystal, cutoffs(spec));
     let Some(dims) = spec.fft_grid else {
         return Ok(auto);
     };
-    let need = crate::basis::min_fft_dims(&model.crystal, spec.ecut);
+    let need = crate::basis::min_fft_dims(&model.crystal, cutoffs(spec));
     if dims.iter().zip(&need).any(|(d, n)| d < n) {
         return Err(err(
             spec,
             spec.key_names().fft_grid,
             format!(
-                "an FFT grid of {}x{}x{} does not hold the density sphere of ecut = {} Ha: at least {}x{}x{} points are needed",
-                dims[0], dims[1], dims[2], spec.ecut, need[0], need[1], need[2]
+                "an FFT grid of {}x{}x{} does not hold the density sphere of {} Ha: at least {}x{}x{} points are needed",
+                dims[0], dims[1], dims[2], cutoffs(spec).rho, need[0], need[1], need[2]
             ),
             format!(
                 "use at least {}x{}x{} (planewave's own choice would be {}x{}x{}), or leave the grid out",

@@ -201,8 +201,11 @@ pub struct RunSpec {
     /// Net charge of the cell in units of the elementary charge, QE `tot_charge`
     /// convention: `charge > 0` REMOVES electrons (a cation), `charge < 0` adds them.
     pub charge: f64,
-    /// Wavefunction kinetic-energy cutoff in Ha (the density cutoff is 4x, norm-conserving).
+    /// Wavefunction kinetic-energy cutoff in Ha.
     pub ecut: f64,
+    /// Density kinetic-energy cutoff in Ha, when given (else 4 `ecut`, enough for
+    /// norm-conserving pseudopotentials; ultrasoft and PAW files want more).
+    pub ecut_rho: Option<f64>,
     /// Brillouin-zone sampling.
     pub kpoints: Kpoints,
     /// Number of bands, when the user fixed it.

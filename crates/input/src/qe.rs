@@ -15,7 +15,7 @@
 //! `{}`/`()` or bare, then its rows.
 //!
 //! Mapping (QE energies are in Ry; planewave's in Ha):
-//! * `ecutwfc` (Ry) -> `ecut` = ecutwfc/2 Ha; `ecutrho` must be absent or 4*ecutwfc
+//! * `ecutwfc` (Ry) -> `ecut` = ecutwfc/2 Ha; `ecutrho` (Ry) -> `ecut_rho`, at least 4*ecutwfc
 //!   (norm-conserving only).
 //! * `input_dft`: pz, lda -> lda_pz; pw -> lda_pw; sla+vwn, vwn -> lda_vwn; pbe -> pbe;
 //!   pbe0 and hse -> pbe with exact exchange ([`super::RunSpec::hybrid`]; hse with the erfc
@@ -229,10 +229,9 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
     let nat = r.count("nat", r.required("nat", sys.nat)?)?;
     let ntyp = r.count("ntyp", r.required("ntyp", sys.ntyp)?)?;
     let ecutwfc = r.required("ecutwfc", sys.ecutwfc)?;
-    r.ecutrho(&sys, ecutwfc)?;
     let dft = sys.input_dft.as_deref().map(lower).unwrap_or_default();
     let functional = r.functional(&dft)?;
-    let hybrid = hybrid::parse(&r, &dft, &sys, 4.0 * ecutwfc)?;
+    let hybrid = hybrid::parse(&r, &dft, &sys, sys.ecutrho.unwrap_or(4.0 * ecutwfc))?;
     if hybrid.is_some() && properties.stress {
         let key = ["tstress", "calculation"]
             .into_iter()
@@ -289,6 +288,7 @@ pub(crate) fn parse(text: &str, source: &Path) -> Result<RunSpec, InputError> {
         spin,
         charge: sys.tot_charge.unwrap_or(0.0),
         ecut: ecutwfc * HARTREE_PER_RYDBERG,
+        ecut_rho: sys.ecutrho.map(|x| x * HARTREE_PER_RYDBERG),
         nbands: sys.nbnd.map(|n| r.count("nbnd", n)).transpose()?,
         fft_grid: r.fft_grid(&sys)?,
         scf: r.scf(&control, &electrons)?,
@@ -521,16 +521,6 @@ impl Reader<'_> {
             return Err(e.with_hint("use cell_dofree = 'all' (the default)"));
         }
         Ok((relax, properties, non_scf))
-    }
-
-    /// `ecutrho`, which must be absent or 4 `ecutwfc` (norm-conserving pseudopotentials).
-    fn ecutrho(&self, sys: &System, ecutwfc: f64) -> Result<(), InputError> {
-        match sys.ecutrho {
-            Some(rho) if (rho - 4.0 * ecutwfc).abs() > 1e-8 * ecutwfc.abs().max(1.0) => Err(self
-                .err("ecutrho", format!("ecutrho = {rho} Ry differs from 4 * ecutwfc = {} Ry: only norm-conserving pseudopotentials (ecutrho = 4 ecutwfc) are supported", 4.0 * ecutwfc))
-                .with_hint("remove ecutrho or set it to 4 * ecutwfc")),
-            _ => Ok(()),
-        }
     }
 
     /// planewave's name of `input_dft` (lower case; empty when absent).
@@ -1057,10 +1047,16 @@ K_POINTS automatic
 
     #[test]
     fn errors_name_keys() {
+        assert_eq!(
+            p(&SI2.replace("ecutrho=120.0", "ecutrho=240.0"))
+                .unwrap()
+                .ecut_rho,
+            Some(120.0)
+        );
         fails(
-            &SI2.replace("ecutrho=120.0", "ecutrho=240.0"),
+            &SI2.replace("ecutrho=120.0", "ecutrho=100.0"),
             "ecutrho",
-            "norm-conserving",
+            "below 4 times the wavefunction cutoff, 60 Ha",
         );
         fails(
             &SI2.replace("input_dft='pz'", "input_dft='b3lyp'"),

@@ -100,6 +100,7 @@ struct Model {
 #[serde(deny_unknown_fields)]
 struct Basis {
     ecut: Energy,
+    ecut_rho: Option<Energy>,
     kpoints: KpointsValue,
     nbands: Option<i64>,
     fft_grid: Option<Vec<i64>>,
@@ -266,6 +267,7 @@ impl Input {
             spin,
             charge: self.model.charge.unwrap_or(0.0),
             ecut: basis.ecut.0,
+            ecut_rho: basis.ecut_rho.map(|e| e.0),
             nbands: basis.nbands.map(|v| bands(doc, v)).transpose()?,
             fft_grid: fft_grid(doc, basis.fft_grid.as_deref())?,
             kpoints: basis.kpoints.0,

@@ -19,6 +19,7 @@ pub struct KeyNames {
     pub atoms: &'static str,
     pub species: &'static str,
     pub ecut: &'static str,
+    pub ecut_rho: &'static str,
     pub kpoints: &'static str,
     pub smearing_width: &'static str,
     pub magnetization: &'static str,
@@ -43,6 +44,7 @@ pub(crate) const TOML_KEYS: KeyNames = KeyNames {
     atoms: "structure.atoms",
     species: "species",
     ecut: "basis.ecut",
+    ecut_rho: "basis.ecut_rho",
     kpoints: "basis.kpoints",
     smearing_width: "model.smearing_width",
     magnetization: "magnetization",
@@ -67,6 +69,7 @@ pub(crate) const QE_KEYS: KeyNames = KeyNames {
     atoms: "ATOMIC_POSITIONS",
     species: "ATOMIC_SPECIES",
     ecut: "ecutwfc",
+    ecut_rho: "ecutrho",
     kpoints: "K_POINTS",
     smearing_width: "degauss",
     magnetization: "starting_magnetization",
@@ -202,6 +205,36 @@ pub(crate) fn min_image_distance(
         }
     }
     best
+}
+
+/// The density cutoff: at least 4 times the wavefunctions' (the density of two bands holds
+/// that much), and exactly that with a hybrid functional (its exchange kernel lives on the
+/// density sphere of 4 `ecut` so far).
+fn check_ecut_rho(
+    spec: &RunSpec,
+    file: &Path,
+    names: &KeyNames,
+    lines: &Lines,
+) -> Result<(), InputError> {
+    let Some(rho) = spec.ecut_rho else {
+        return Ok(());
+    };
+    let four = 4.0 * spec.ecut;
+    let at = |msg: String| err(file, names.ecut_rho, lines.key(names.ecut_rho), msg);
+    if !rho.is_finite() || rho < four * (1.0 - 1e-9) {
+        return Err(at(format!(
+            "the density cutoff {rho} Ha ({} Ry) is below 4 times the wavefunction cutoff, {four} Ha",
+            2.0 * rho
+        ))
+        .with_hint("leave it out (4 times the wavefunction cutoff is the default) or raise it"));
+    }
+    if spec.hybrid.is_some() && rho > four * (1.0 + 1e-9) {
+        return Err(at(format!(
+            "a hybrid functional needs the density cutoff at 4 times the wavefunction cutoff ({four} Ha), not {rho} Ha"
+        ))
+        .with_hint("leave the density cutoff out"));
+    }
+    Ok(())
 }
 
 /// Runs every check on `spec`.
@@ -345,6 +378,8 @@ pub(crate) fn validate(spec: &RunSpec, names: &KeyNames, lines: &Lines) -> Resul
         )
         .with_hint("cutoffs are in Ha unless a unit is given; typical values are 10-100 Ha"));
     }
+
+    check_ecut_rho(spec, file, names, lines)?;
 
     // k-points.
     let kline = lines.key(names.kpoints);
