@@ -144,13 +144,15 @@ pub fn with_core(
 }
 
 /// Density of occupied states: `psi[s][k]` (this rank's bands as columns) with occupations
-/// `occ[s][k][n]` (all bands). Each rank adds its bands of the blocks it owns at its grid
+/// `occ[s][k][n]` (all bands), plus `augmentation` (per spin, on this rank's sphere entries:
+/// the ultrasoft charges, [`crate::augmentation`]) before it is symmetrised. Each rank adds its bands of the blocks it owns at its grid
 /// points; the sum over band and k-point groups completes it (a G-vector group's ranks hold different points). The symmetriser sees the
 /// whole sphere ([`Basis::rho_gather`]).
 pub fn from_wavefunctions<T: BandScalar>(
     basis: &Basis,
     psi: &[Vec<Mat<T>>],
     occ: &[Vec<Vec<f64>>],
+    augmentation: Option<Vec<Vec<Complex64>>>,
     symmetrizer: Option<&DensitySymmetrizer>,
 ) -> Density {
     let n = basis.rho_real_len();
@@ -175,6 +177,9 @@ pub fn from_wavefunctions<T: BandScalar>(
     }
     let fields: Vec<&[f64]> = acc.iter().map(Vec::as_slice).collect();
     let mut channels = basis.rho_to_sphere_many(&fields);
+    for (g, extra) in channels.iter_mut().zip(augmentation.iter().flatten()) {
+        g.iter_mut().zip(extra).for_each(|(g, x)| *g += x);
+    }
     if let Some(sym) = symmetrizer {
         for g in &mut channels {
             *g = symmetrize(basis, sym, std::mem::take(g));

@@ -10,6 +10,7 @@
 use crate::bands::BandScalar;
 use crate::basis::Kpoint;
 use crate::operators::{FftLocal, LocalOperator, LowRankOperator, Operator, ProjectorOperator};
+use crate::overlap::OverlapOperator;
 use crate::terms::nonlocal::KProjectors;
 use planewave_fft::Fft3d;
 use planewave_linalg::{Mat, MatMut, MatRef};
@@ -66,6 +67,8 @@ pub struct KHamiltonian<'a, T: BandScalar> {
     projectors: Vec<&'a dyn ProjectorOperator<T>>,
     /// The low-rank operators.
     low_rank: Vec<&'a dyn LowRankOperator<T>>,
+    /// The overlap S of a generalised eigenproblem (ultrasoft pseudopotentials).
+    overlap: Option<&'a dyn OverlapOperator<T>>,
     /// Time spent in each kind of operator.
     clock: ApplyClock,
 }
@@ -90,13 +93,17 @@ impl<'a, T: BandScalar> KHamiltonian<'a, T> {
         operators: impl IntoIterator<Item = Operator<'a, T>>,
     ) -> Self {
         let (mut diagonal, mut potential) = (None, None);
-        let (mut projectors, mut low_rank) = (Vec::new(), Vec::new());
+        let (mut projectors, mut low_rank, mut overlap) = (Vec::new(), Vec::new(), None);
         for op in operators {
             match op {
                 Operator::FourierDiagonal(d) => add_into(&mut diagonal, d),
                 Operator::RealSpace(v) => add_into(&mut potential, v),
                 Operator::Projector(p) => projectors.push(p),
                 Operator::LowRank(l) => low_rank.push(l),
+                Operator::Overlap(s) => {
+                    assert!(overlap.is_none(), "one overlap operator per block");
+                    overlap = Some(s);
+                }
             }
         }
         Self {
@@ -107,6 +114,7 @@ impl<'a, T: BandScalar> KHamiltonian<'a, T> {
             potential: potential.unwrap_or_default(),
             projectors,
             low_rank,
+            overlap,
             clock: ApplyClock::default(),
         }
     }
@@ -143,6 +151,28 @@ impl<'a, T: BandScalar> KHamiltonian<'a, T> {
                 Operator::Projector(proj),
             ],
         )
+    }
+
+    /// The overlap S of the block's generalised eigenproblem, if any (ultrasoft
+    /// pseudopotentials).
+    pub fn overlap(&self) -> Option<&'a dyn OverlapOperator<T>> {
+        self.overlap
+    }
+
+    /// `out = S^{-1/2} H S^{-1/2} x` (H x without an overlap): the standard problem the
+    /// eigensolvers see ([`crate::overlap`]). Collective on the G-vector group.
+    pub fn apply_orthonormal(&self, x: MatRef<'_, T>, mut out: MatMut<'_, T>) {
+        let Some(s) = self.overlap else {
+            return self.apply(x, out);
+        };
+        let t = Instant::now();
+        let y = s.root(true, x);
+        self.clock.add(1, t);
+        self.apply(y.as_ref(), out.as_mut());
+        let t = Instant::now();
+        let z = out.to_owned();
+        s.root_add(true, z.as_ref(), out);
+        self.clock.add(1, t);
     }
 
     /// Length of a band vector.

@@ -6,10 +6,12 @@
 //! [`results`] writes the JSON summary. Hartree atomic units throughout.
 
 pub mod atomic_start;
+pub mod augmentation;
 pub mod band_structure;
 pub mod bands;
 pub mod basis;
 pub mod checkpoint;
+pub mod clebsch_gordan;
 pub mod converged;
 pub mod crystal;
 pub mod density;
@@ -30,6 +32,7 @@ pub mod mixing;
 pub mod model;
 pub mod occupation;
 pub mod operators;
+pub mod overlap;
 pub mod parallel;
 pub mod pdos;
 pub mod projections;

@@ -6,8 +6,10 @@
 //!   the SCF sums over the density terms once per density into one [`Operator::RealSpace`].
 //! - The kinds are few: Fourier-diagonal (kinetic: a value per plane wave), real-space
 //!   multiplication (local + Hartree + XC: a value per grid point), projector (nonlocal:
-//!   `sum_ij |beta_i> D_ij <beta_j|`; later the ultrasoft S) and low-rank (a hybrid's compressed
-//!   exchange, `-xi xi^H`).
+//!   `sum_ij |beta_i> D_ij <beta_j|`), low-rank (a hybrid's compressed exchange, `-xi xi^H`)
+//!   and the overlap of ultrasoft pseudopotentials, `S = 1 + sum_ij |beta_i> q_ij <beta_j|`,
+//!   which is not part of H but makes its eigenproblem a generalised one
+//!   ([`crate::overlap`]).
 //! - The array kinds are plain slices on this rank's plane waves or grid points; the other two
 //!   are traits ([`ProjectorOperator`], [`LowRankOperator`]) that the CPU types
 //!   ([`crate::terms::nonlocal::KProjectors`], [`crate::exx::ace::Ace`]) implement and a device
@@ -20,6 +22,7 @@
 
 use crate::bands::BandScalar;
 use crate::basis::Kpoint;
+use crate::overlap::OverlapOperator;
 use planewave_fft::Fft3d;
 use planewave_linalg::{MatMut, MatRef};
 
@@ -87,4 +90,6 @@ pub enum Operator<'a, T: BandScalar> {
     Projector(&'a dyn ProjectorOperator<T>),
     /// A low-rank operator.
     LowRank(&'a dyn LowRankOperator<T>),
+    /// The overlap S of the generalised eigenproblem `H psi = e S psi` (at most one).
+    Overlap(&'a dyn OverlapOperator<T>),
 }

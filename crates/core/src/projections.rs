@@ -11,12 +11,13 @@
 //! the m of a cubic site come out equal. Collective: every rank ends with the whole table,
 //! the same on every layout. None when no species has orbitals.
 
-use planewave_linalg::{hermitian_eigen, matmul, overlap, Mat};
+use planewave_linalg::{matmul, overlap, Mat};
 use serde::{Deserialize, Serialize};
 
 use crate::atomic_start::AtomicStart;
 use crate::bands::BandScalar;
 use crate::basis::Kpoint;
+use crate::overlap::hermitian_power;
 use crate::scf::{ScfResult, Wavefunctions};
 use crate::setup::Setup;
 
@@ -47,9 +48,18 @@ pub struct Projections {
     pub charges: Vec<f64>,
 }
 
-/// The projections of `r`'s bands on `at`'s atomic orbitals. Collective.
+/// The projections of `r`'s bands on `at`'s atomic orbitals (None without orbitals, or with
+/// ultrasoft species, whose Löwdin projections need the overlap S: not written yet).
+/// Collective.
 pub fn compute(at: &Setup, r: &ScfResult) -> Option<Projections> {
     let (model, basis) = (&at.model, &at.basis);
+    if model
+        .species
+        .iter()
+        .any(|s| s.pseudo.augmentation().is_some())
+    {
+        return None;
+    }
     let start = AtomicStart::new(model, basis);
     let n = start.count(model);
     if n == 0 {
@@ -113,7 +123,12 @@ fn block<T: BandScalar>(start: &AtomicStart, at: &Setup, kpt: &Kpoint, psi: &Mat
     let summed = |m: Mat<T>| crate::gvectors::sum_matrix(m, |flat| kpt.sum_over_g(flat));
     let o = summed(overlap(phi.as_ref(), phi.as_ref()));
     let a = summed(overlap(phi.as_ref(), psi.as_ref()));
-    matmul(hermitian_power(&o, -0.5).as_ref(), a.as_ref())
+    matmul(
+        hermitian_power(&o, -0.5, "orbitals' overlap")
+            .expect("linearly independent orbitals")
+            .as_ref(),
+        a.as_ref(),
+    )
 }
 
 /// The group average that turns the projections at an irreducible k-point into those of its
@@ -204,20 +219,14 @@ fn harmonic_rotation(l: usize, r: &[[f64; 3]; 3]) -> Mat<f64> {
     // D^T = (A^T A)^{-1} A^T B.
     let ata = overlap(a.as_ref(), a.as_ref());
     let atb = overlap(a.as_ref(), b.as_ref());
-    matmul(hermitian_power(&ata, -1.0).as_ref(), atb.as_ref())
-        .transpose()
-        .to_owned()
-}
-
-/// `O^p` of a Hermitian positive definite `o`, from its eigenvectors.
-fn hermitian_power<T: BandScalar>(o: &Mat<T>, p: f64) -> Mat<T> {
-    let e = hermitian_eigen(o.as_ref()).expect("a Hermitian matrix");
-    let v = &e.vectors;
-    let scaled = Mat::from_fn(v.nrows(), v.ncols(), |i, j| {
-        v[(i, j)].scale(e.values[j].max(1e-300).powf(p))
-    });
-    let vh = Mat::from_fn(v.ncols(), v.nrows(), |i, j| v[(j, i)].cj());
-    matmul(scaled.as_ref(), vh.as_ref())
+    matmul(
+        hermitian_power(&ata, -1.0, "least-squares matrix")
+            .expect("points spread over the sphere")
+            .as_ref(),
+        atb.as_ref(),
+    )
+    .transpose()
+    .to_owned()
 }
 
 /// `Σ_s Σ_k w_k Σ_n f_nk |p_a|²` per orbital a.

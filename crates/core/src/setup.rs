@@ -51,6 +51,52 @@ fn err(spec: &RunSpec, key: &str, msg: impl Into<String>, hint: impl Into<String
         .with_hint(hint)
 }
 
+/// What ultrasoft species cannot do yet, refused by the key that asks for it: forces and
+/// stress (their augmentation terms are not written yet) and hybrid functionals.
+fn refuse_with_ultrasoft(spec: &RunSpec, model: &Model) -> Result<(), InputError> {
+    let Some(sp) = model
+        .species
+        .iter()
+        .find(|s| s.pseudo.augmentation().is_some())
+    else {
+        return Ok(());
+    };
+    let file = sp.path.display();
+    let qe = spec.qe.is_some();
+    let (forces, stress) = if qe {
+        ("tprnfor", "tstress")
+    } else {
+        ("properties.forces", "properties.stress")
+    };
+    let asked = [
+        (spec.properties.forces, forces),
+        (spec.properties.stress, stress),
+    ];
+    if let Some((_, key)) = asked.iter().find(|(on, _)| *on) {
+        let msg = format!(
+            "forces and stress with ultrasoft pseudopotentials ({file}) are not implemented yet"
+        );
+        let hint = if qe {
+            "set tprnfor = .false. and tstress = .false. (and use calculation = 'scf')"
+        } else {
+            "set forces = false and stress = false in [properties]"
+        };
+        return Err(err(spec, key, msg, hint));
+    }
+    if spec.hybrid.is_some() {
+        let msg = format!(
+            "hybrid functionals with ultrasoft pseudopotentials ({file}) are not implemented"
+        );
+        return Err(err(
+            spec,
+            spec.key_names().functional,
+            msg,
+            "use a norm-conserving pseudopotential for hybrids",
+        ));
+    }
+    Ok(())
+}
+
 /// Build the model, basis and parameters of `spec` for one process.
 pub fn build(spec: RunSpec) -> Result<Setup, InputError> {
     build_on(spec, Arc::new(Solo))
@@ -124,6 +170,7 @@ pub fn build_following(
         hybrid: spec.hybrid,
     };
     check_q_grid(&spec, &model, &kpoints)?;
+    refuse_with_ultrasoft(&spec, &model)?;
     let plan = Plan::make(&spec, world.as_ref(), &model, kpoints.len(), nbands)?;
     let basis = plan.basis(&spec, world, &model, &kpoints, previous)?;
     let params = ScfParams {
@@ -549,6 +596,7 @@ fn read_species(
             .map(|c| c.recip.iter().map(crate::crystal::norm).sum())
             .unwrap_or(0.0);
         pseudo.tabulate_projectors(1.2 * (2.0 * spec.ecut).sqrt() + bmax);
+        pseudo.tabulate_augmentation(1.2 * (2.0 * cutoffs(spec).rho).sqrt());
         species.push(Species {
             symbol: s.symbol.clone(),
             pseudo,

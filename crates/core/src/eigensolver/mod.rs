@@ -204,8 +204,10 @@ impl<T: BandScalar> BlockOperator<T> for KHamiltonian<'_, T> {
             None => planewave_linalg::cholesky(s),
         })
     }
+    /// With an overlap S, the standard problem `S^{-1/2} H S^{-1/2}` (see
+    /// [`crate::overlap`]; the caller turns bands into `S^{1/2} psi` and back).
     fn apply(&self, x: MatRef<'_, T>, out: MatMut<'_, T>) {
-        KHamiltonian::apply(self, x, out)
+        KHamiltonian::apply_orthonormal(self, x, out)
     }
     fn kinetic(&self) -> &[f64] {
         &self.kpt.kinetic

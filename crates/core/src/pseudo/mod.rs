@@ -14,13 +14,18 @@
 //! * The nonlocal energy is E = sum_ij D_ij <psi|beta_i><beta_j|psi> with `dij` in Hartree.
 //! * GTH potentials are evaluated analytically; UPF potentials on their radial grid with
 //!   Quantum ESPRESSO 6.7 integration conventions (see `numeric.rs`).
+//! * Ultrasoft / PAW UPF files are refused here (kind checked before their augmentation is
+//!   read); [`augmentation`] reads their augmentation charges Q_ij on its own.
 
 pub mod atom;
+pub mod augmentation;
 mod gth;
 mod numeric;
 mod psp8;
 pub mod radial;
 mod upf;
+
+pub use upf::{QFunction, UpfAugmentation, UpfKind};
 
 #[cfg(test)]
 mod tests;
@@ -89,6 +94,8 @@ pub struct Pseudopotential {
     /// "LDA"/"PBE"/... for GTH files, the UPF `functional` string for UPF files.
     pub functional_hint: Option<String>,
     kind: Kind,
+    /// The augmentation charges of an ultrasoft file (None: norm-conserving).
+    augmentation: Option<Box<augmentation::Augmentation>>,
     /// Length L of the Gaussian guess density z exp(-q^2 L^2) (used when the file has none).
     density_decay_length: f64,
 }
@@ -144,10 +151,16 @@ impl Pseudopotential {
     pub fn from_str(text: &str, path_for_messages: &str) -> Result<Self, PseudoError> {
         let path = path_for_messages;
         match detect_format(text) {
-            Some(PseudoFormat::UpfV2) => Ok(Self::from_upf(upf::parse_v2(text, path)?)),
-            Some(PseudoFormat::UpfV1) => Ok(Self::from_upf(upf::parse_v1(text, path)?)),
+            Some(PseudoFormat::UpfV2) => {
+                let mut u = upf::parse_v2_without_augmentation(text, path)?;
+                if u.kind == upf::UpfKind::Ultrasoft {
+                    u = upf::parse_v2(text, path)?;
+                }
+                Self::from_upf(u, path, upf::header_line(text))
+            }
+            Some(PseudoFormat::UpfV1) => Self::from_upf(upf::parse_v1(text, path)?, path, None),
             Some(PseudoFormat::Abinit10) => Ok(Self::from_gth(gth::parse_abinit10(text, path)?)),
-            Some(PseudoFormat::Psp8) => Ok(Self::from_upf(psp8::parse(text, path)?)),
+            Some(PseudoFormat::Psp8) => Self::from_upf(psp8::parse(text, path)?, path, None),
             Some(PseudoFormat::Cp2k) => Ok(Self::from_gth(gth::parse_cp2k(text, path)?)),
             None => Err(PseudoError::new(
                 path,
@@ -186,11 +199,26 @@ impl Pseudopotential {
             dij,
             functional_hint: p.functional_hint,
             kind: Kind::Gth { data: p.data, proj },
+            augmentation: None,
             density_decay_length,
         }
     }
 
-    fn from_upf(u: upf::UpfParsed) -> Self {
+    /// The pseudopotential of a parsed UPF / psp8 file, norm-conserving or ultrasoft (with
+    /// its augmentation); PAW is refused (an error at `line` of `path`, the file's header).
+    fn from_upf(u: upf::UpfParsed, path: &str, line: Option<usize>) -> Result<Self, PseudoError> {
+        if u.kind == upf::UpfKind::Paw {
+            return Err(PseudoError::new(
+                path,
+                line,
+                "pseudo_type \"PAW\": PAW pseudopotentials are not supported yet (norm-conserving and ultrasoft are)".into(),
+            ));
+        }
+        let ls: Vec<usize> = u.betas.iter().map(|b| b.l).collect();
+        let augmentation = u
+            .augmentation
+            .as_ref()
+            .map(|a| Box::new(augmentation::Augmentation::new(a, &ls, &u.r, &u.rab)));
         let projectors: Vec<Projector> = u.betas.iter().map(|b| Projector { l: b.l }).collect();
         let lmax = projectors
             .iter()
@@ -200,7 +228,7 @@ impl Pseudopotential {
             .max(u.lmax.min(6));
         let density_decay_length = decay_length(&u.symbol, u.z_valence, None);
         let data = numeric::NumericData::new(&u);
-        Pseudopotential {
+        Ok(Pseudopotential {
             symbol: u.symbol,
             z_valence: u.z_valence,
             lmax,
@@ -208,8 +236,9 @@ impl Pseudopotential {
             dij: u.dij,
             functional_hint: u.functional,
             kind: Kind::Numeric(Box::new(data)),
+            augmentation,
             density_decay_length,
-        }
+        })
     }
 
     /// True for analytic (GTH/HGH) potentials.
@@ -266,6 +295,19 @@ impl Pseudopotential {
         if let Kind::Numeric(d) = &mut self.kind {
             d.tabulate(qmax);
         }
+    }
+
+    /// Tabulate the augmentation charges' radial integrals up to `qmax` (1/bohr; the
+    /// density sphere's radius); nothing for a norm-conserving file.
+    pub fn tabulate_augmentation(&mut self, qmax: f64) {
+        if let Some(a) = &mut self.augmentation {
+            a.tabulate(qmax);
+        }
+    }
+
+    /// The augmentation charges of an ultrasoft file (None: norm-conserving).
+    pub fn augmentation(&self) -> Option<&augmentation::Augmentation> {
+        self.augmentation.as_deref()
     }
 
     pub fn has_core_correction(&self) -> bool {

@@ -35,22 +35,57 @@ pub struct NumericData {
     /// w_i 4 pi r_i^2 rho_at(r_i), i < msh (normalised to z)
     rho_w: Option<Vec<f64>>,
     /// Projector form factors tabulated on a uniform q grid (see [`NumericData::tabulate`]).
-    beta_table: Option<BetaTable>,
+    beta_table: Option<QTable>,
     /// The file's pseudo-atomic orbitals on its first `msh` points.
     orbitals: Vec<RadialOrbital>,
 }
 
-/// Projector form factors on q = 0, dq, 2 dq, ... for interpolation.
+/// Functions of q (radial form factors) tabulated on q = 0, dq, 2 dq, ... and read back by
+/// 4-point Lagrange interpolation.
 #[derive(Debug, Clone, PartialEq)]
-struct BetaTable {
+pub(super) struct QTable {
     dq: f64,
-    /// values[i][j] = beta_i(j dq)
+    /// values[i][j] = f_i(j dq)
     values: Vec<Vec<f64>>,
 }
 
-/// Step of the projector table (1/bohr): 4-point Lagrange interpolation on it reproduces the
+/// Step of the q tables (1/bohr): 4-point Lagrange interpolation on it reproduces the
 /// direct radial integrals to ~1e-10 relative (QE interpolates with dq = 0.01).
 const TABLE_DQ: f64 = 0.005;
+
+impl QTable {
+    /// Tabulate `count` functions `f(i, q)` from q = 0 to beyond `qmax` with the step
+    /// `TABLE_DQ`.
+    pub(super) fn new(count: usize, qmax: f64, f: impl Fn(usize, f64) -> f64) -> Self {
+        let n = (qmax.max(0.0) / TABLE_DQ).ceil() as usize + 4;
+        let values = (0..count)
+            .map(|i| (0..n).map(|j| f(i, j as f64 * TABLE_DQ)).collect())
+            .collect();
+        QTable {
+            dq: TABLE_DQ,
+            values,
+        }
+    }
+
+    /// Function `i` at `q` by 4-point Lagrange interpolation; None for q < 0 or beyond the
+    /// table.
+    pub(super) fn get(&self, i: usize, q: f64) -> Option<f64> {
+        let x = q / self.dq;
+        let j = x.floor() as usize;
+        let v = &self.values[i];
+        if !(q >= 0.0 && j + 2 < v.len()) {
+            return None;
+        }
+        // Lagrange through nodes j-1, j, j+1, j+2 (j, j+1, j+2, j+3 at the origin).
+        let j0 = j.max(1) - 1;
+        let u = x - j0 as f64;
+        let (a, b, c, d) = (u, u - 1.0, u - 2.0, u - 3.0);
+        Some(
+            -v[j0] * b * c * d / 6.0 + v[j0 + 1] * a * c * d / 2.0 - v[j0 + 2] * a * b * d / 2.0
+                + v[j0 + 3] * a * b * c / 6.0,
+        )
+    }
+}
 
 impl NumericData {
     pub fn new(u: &UpfParsed) -> Self {
@@ -122,26 +157,16 @@ impl NumericData {
         }
     }
 
-    /// Tabulate the projector form factors up to `qmax` (1/bohr) so that later evaluations
-    /// interpolate (4-point Lagrange) instead of integrating over the radial grid every time.
     /// The file's pseudo-atomic orbitals (`PP_PSWFC`), empty when it has none.
     pub fn orbitals(&self) -> &[RadialOrbital] {
         &self.orbitals
     }
 
+    /// Tabulate the projector form factors up to `qmax` (1/bohr) so that later evaluations
+    /// interpolate (4-point Lagrange) instead of integrating over the radial grid every time.
     pub fn tabulate(&mut self, qmax: f64) {
-        let n = (qmax / TABLE_DQ).ceil() as usize + 4;
-        let values = (0..self.beta_w.len())
-            .map(|i| {
-                (0..n)
-                    .map(|j| self.projector_direct(i, j as f64 * TABLE_DQ))
-                    .collect()
-            })
-            .collect();
-        self.beta_table = Some(BetaTable {
-            dq: TABLE_DQ,
-            values,
-        });
+        let table = QTable::new(self.beta_w.len(), qmax, |i, q| self.projector_direct(i, q));
+        self.beta_table = Some(table);
     }
 
     pub fn local_fourier(&self, q: f64) -> f64 {
@@ -162,21 +187,10 @@ impl NumericData {
     }
 
     pub fn projector_fourier(&self, i: usize, q: f64) -> f64 {
-        if let Some(t) = &self.beta_table {
-            let x = q / t.dq;
-            let j = x.floor() as usize;
-            let v = &t.values[i];
-            if q >= 0.0 && j + 2 < v.len() {
-                // Lagrange through nodes j-1, j, j+1, j+2 (j, j+1, j+2, j+3 at the origin).
-                let j0 = j.max(1) - 1;
-                let u = x - j0 as f64;
-                let (a, b, c, d) = (u, u - 1.0, u - 2.0, u - 3.0);
-                return -v[j0] * b * c * d / 6.0 + v[j0 + 1] * a * c * d / 2.0
-                    - v[j0 + 2] * a * b * d / 2.0
-                    + v[j0 + 3] * a * b * c / 6.0;
-            }
-        }
-        self.projector_direct(i, q)
+        self.beta_table
+            .as_ref()
+            .and_then(|t| t.get(i, q))
+            .unwrap_or_else(|| self.projector_direct(i, q))
     }
 
     /// The projector form factor by direct radial integration.

@@ -16,7 +16,7 @@
 //! pspcod values, a non-linear grid, a missing or short block and a non-number are errors
 //! naming the line.
 
-use super::upf::{UpfBeta, UpfParsed};
+use super::upf::{UpfBeta, UpfKind, UpfParsed};
 use super::{element_symbol, PseudoError};
 
 /// The lines of the file with their 1-based numbers, read one after the other.
@@ -199,6 +199,8 @@ pub fn parse(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
         _ => None,
     };
     Ok(UpfParsed {
+        kind: UpfKind::NormConserving,
+        augmentation: None,
         symbol,
         z_valence: zion,
         lmax: lmax as i32,

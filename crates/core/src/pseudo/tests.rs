@@ -490,9 +490,9 @@ fn broken_files_give_errors() {
     // missing tag
     let nodij = v2.replace("PP_DIJ", "PP_XIJ");
     expect_err(&nodij, "nodij.upf", "missing <PP_DIJ>");
-    // ultrasoft rejected
+    // a file called ultrasoft without augmentation charges
     let us = v2.replacen("pseudo_type=\"NC\"", "pseudo_type=\"US\"", 1);
-    expect_err(&us, "us.upf", "only norm-conserving");
+    expect_err(&us, "us.upf", "missing <PP_AUGMENTATION>");
     // UPF v1 truncated / garbled
     let v1 = std::fs::read_to_string(data("Si.pz-hgh.v1.UPF")).expect("read");
     expect_err(&v1[..v1.len() / 2], "half1.upf", "never closed");

@@ -6,8 +6,13 @@
 //! Rydberg quantities V_loc and D_ij are divided by 2; beta functions are
 //! unit-free and kept as r*beta(r)). Every array is checked for its length and
 //! for finite numbers; truncated or garbled files give a [`PseudoError`] with the
-//! path and the line, never a panic. Ultrasoft / PAW / spin-orbit files are
-//! rejected.
+//! path and the line, never a panic. Spin-orbit files are rejected.
+//!
+//! Ultrasoft and PAW files (UPF v2) are read with their augmentation charges
+//! ([`UpfAugmentation`]: `PP_Q` and the `PP_QIJL` / `PP_QIJ` functions, unit-free);
+//! their kind is in [`UpfParsed::kind`]. Whether a kind can be used is for the
+//! caller to decide (the norm-conserving SCF refuses them, see `Pseudopotential`).
+//! UPF v1 reads norm-conserving files only. The `PP_PAW` section is not read.
 
 use super::{normalize_symbol, parse_f64, PseudoError};
 
@@ -21,9 +26,77 @@ pub struct UpfBeta {
     pub rbeta: Vec<f64>,
 }
 
+/// The kind of pseudopotential a UPF file holds (its header's `pseudo_type`, or the
+/// `is_ultrasoft` / `is_paw` flags).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpfKind {
+    /// `NC` or `SL`.
+    NormConserving,
+    /// `US` or `USPP`.
+    Ultrasoft,
+    /// `PAW`.
+    Paw,
+}
+
+impl UpfKind {
+    /// The kind of `pseudo_type` (upper case), the header's flags overriding it as in QE
+    /// (`is_paw` makes PAW, `is_ultrasoft` at least ultrasoft). None for another type.
+    fn of(pseudo_type: &str, is_ultrasoft: bool, is_paw: bool) -> Option<Self> {
+        let kind = match pseudo_type {
+            "NC" | "SL" => UpfKind::NormConserving,
+            "US" | "USPP" => UpfKind::Ultrasoft,
+            "PAW" => UpfKind::Paw,
+            _ => return None,
+        };
+        Some(if is_paw {
+            UpfKind::Paw
+        } else if is_ultrasoft && kind == UpfKind::NormConserving {
+            UpfKind::Ultrasoft
+        } else {
+            kind
+        })
+    }
+}
+
+/// One augmentation function of `PP_AUGMENTATION`: r^2 Q_ij(r) (of angular momentum `l` when
+/// the file has `q_with_l`), unit-free.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QFunction {
+    /// 0-based projector indices, `i <= j`.
+    pub i: usize,
+    pub j: usize,
+    /// The angular momentum of a `PP_QIJL` function; None for `PP_QIJ` (one function for
+    /// every l).
+    pub l: Option<usize>,
+    /// r^2 Q_ij(r) as in the file on the full mesh (zero-padded; for PAW zero beyond the
+    /// augmentation sphere's `cutoff_r_index`, as QE sets it).
+    pub r2q: Vec<f64>,
+}
+
+/// The augmentation charges of an ultrasoft / PAW file (`PP_AUGMENTATION`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpfAugmentation {
+    /// Whether the file gives one function per l (`PP_QIJL`) or one for all l (`PP_QIJ`).
+    pub q_with_l: bool,
+    /// Number of angular momenta of the Q functions (QE's `nqlc`: l = 0..nqlc-1 are used).
+    pub nqlc: usize,
+    /// `PP_Q`: q_ij = int Q_ij(r) d^3r, nbeta x nbeta (a charge, no unit conversion).
+    pub q: Vec<Vec<f64>>,
+    /// Every needed function, i <= j (and, with `q_with_l`, l from |l_i - l_j| to
+    /// l_i + l_j in steps of 2), in file order.
+    pub qfunc: Vec<QFunction>,
+    /// Number of mesh points the Q functions are integrated over (QE's `kkbeta`): the largest
+    /// `cutoff_radius_index` of the betas, for PAW at least the augmentation `cutoff_r_index`.
+    pub kkbeta: usize,
+}
+
 /// Parsed UPF content in Hartree units.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpfParsed {
+    pub kind: UpfKind,
+    /// The augmentation charges of an ultrasoft / PAW file (None for norm-conserving ones,
+    /// and when read by [`parse_v2_without_augmentation`]).
+    pub augmentation: Option<UpfAugmentation>,
     pub symbol: String,
     pub z_valence: f64,
     pub lmax: i32,
@@ -348,8 +421,29 @@ fn check_mesh(ctx: &Ctx, r: &[f64], rab: &[f64], at: usize) -> Result<(), Pseudo
     Ok(())
 }
 
-/// Parse UPF version 2.
+/// Parse UPF version 2, with the augmentation charges of an ultrasoft / PAW file.
 pub fn parse_v2(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
+    parse_v2_impl(text, path, true)
+}
+
+/// Parse UPF version 2 but leave `PP_AUGMENTATION` unread (`augmentation` is None whatever
+/// the kind): what a caller that refuses ultrasoft / PAW kinds reads, so that such a file is
+/// refused for its kind, not for a flaw in a section it would never use.
+pub fn parse_v2_without_augmentation(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
+    parse_v2_impl(text, path, false)
+}
+
+/// The 1-based line of the `<PP_HEADER` tag of a UPF text, if it has one.
+pub fn header_line(text: &str) -> Option<usize> {
+    let at = text.find("<PP_HEADER")?;
+    Some(text[..at].matches('\n').count() + 1)
+}
+
+fn parse_v2_impl(
+    text: &str,
+    path: &str,
+    read_augmentation: bool,
+) -> Result<UpfParsed, PseudoError> {
     let ctx = Ctx::new(text, path);
     // skip PP_INFO (free text) if present
     let mut from = 0;
@@ -392,12 +486,13 @@ pub fn parse_v2(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
         }
     };
     let ptype = get("pseudo_type")?.to_ascii_uppercase();
-    if get_bool("is_ultrasoft")? || get_bool("is_paw")? || !(ptype == "NC" || ptype == "SL") {
-        return Err(ctx.err_at(
-            hat,
-            format!("pseudo_type \"{ptype}\": only norm-conserving (NC) pseudopotentials are supported, not ultrasoft/PAW"),
-        ));
-    }
+    let kind = UpfKind::of(&ptype, get_bool("is_ultrasoft")?, get_bool("is_paw")?)
+        .ok_or_else(|| {
+            ctx.err_at(
+                hat,
+                format!("pseudo_type \"{ptype}\": only norm-conserving (NC) pseudopotentials are supported, not ultrasoft/PAW"),
+            )
+        })?;
     if get_bool("has_so")? {
         return Err(ctx.err_at(
             hat,
@@ -447,6 +542,7 @@ pub fn parse_v2(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
 
     let mut betas = Vec::with_capacity(nproj);
     let mut dij = vec![vec![0.0; nproj]; nproj];
+    let mut augmentation = None;
     if nproj > 0 {
         let nl = ctx.require("PP_NONLOCAL", after)?;
         for i in 1..=nproj {
@@ -501,6 +597,10 @@ pub fn parse_v2(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
             }
         }
         check_dij(&ctx, dt.start, &mut dij, &betas)?;
+        if read_augmentation && kind != UpfKind::NormConserving {
+            let nqlc = 2 * lmax.max(0) as usize + 1; // QE's default
+            augmentation = Some(augmentation_v2(&ctx, &nl, kind, &betas, mesh, nqlc)?);
+        }
     }
 
     let nlcc = if nlcc_flag {
@@ -518,6 +618,8 @@ pub fn parse_v2(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
         .map_or(Ok(0), |_| get_int("number_of_wfc"))?;
     let chi = chi_v2(&ctx, after, nwfc.clamp(0, 64) as usize, mesh)?;
     Ok(UpfParsed {
+        kind,
+        augmentation,
         symbol,
         z_valence,
         lmax,
@@ -531,6 +633,136 @@ pub fn parse_v2(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
         rho_atom,
         chi,
     })
+}
+
+/// The `<PP_AUGMENTATION>` section inside `nl` (`<PP_NONLOCAL>`) of an ultrasoft / PAW file;
+/// `nqlc_default` is QE's default of `nqlc` (2 l_max + 1).
+fn augmentation_v2(
+    ctx: &Ctx,
+    nl: &Tag,
+    kind: UpfKind,
+    betas: &[UpfBeta],
+    mesh: usize,
+    nqlc_default: usize,
+) -> Result<UpfAugmentation, PseudoError> {
+    let aug = ctx
+        .tag("PP_AUGMENTATION", nl.start)?
+        .filter(|t| t.start < nl.body_end)
+        .ok_or_else(|| {
+            ctx.err_at(
+                nl.start,
+                "missing <PP_AUGMENTATION> in <PP_NONLOCAL> (an ultrasoft/PAW file needs it)"
+                    .into(),
+            )
+        })?;
+    let q_with_l = match aug.attr("q_with_l") {
+        None => false,
+        Some(s) => parse_bool(s).ok_or_else(|| {
+            ctx.err_at(
+                aug.start,
+                format!("<PP_AUGMENTATION> attribute q_with_l=\"{s}\" is not a logical"),
+            )
+        })?,
+    };
+    if aug_count(ctx, &aug, "nqf", 0)? > 0 {
+        return Err(ctx.err_at(
+            aug.start,
+            "nqf > 0 (Q_ij pseudised near the origin by PP_QFCOEF/PP_RINNER) is not supported"
+                .into(),
+        ));
+    }
+    let nqlc = aug_count(ctx, &aug, "nqlc", nqlc_default)?;
+    let mut kkbeta = betas.iter().map(|b| b.kbeta).max().unwrap_or(0);
+    // PAW: QE zeroes the Q functions beyond the augmentation sphere and integrates up to it.
+    let iraug = if kind == UpfKind::Paw {
+        let iraug = aug_count(ctx, &aug, "cutoff_r_index", mesh)?.min(mesh);
+        kkbeta = kkbeta.max(iraug);
+        Some(iraug)
+    } else {
+        None
+    };
+    let q = q_matrix(ctx, &aug, betas.len())?;
+    let mut qfunc = q_functions(ctx, &aug, betas, q_with_l, mesh)?;
+    if let Some(iraug) = iraug {
+        qfunc.iter_mut().for_each(|f| f.r2q[iraug..].fill(0.0));
+    }
+    Ok(UpfAugmentation {
+        q_with_l,
+        nqlc,
+        q,
+        qfunc,
+        kkbeta: kkbeta.min(mesh),
+    })
+}
+
+/// A non-negative integer attribute of `<PP_AUGMENTATION>` (`default` when absent).
+fn aug_count(ctx: &Ctx, aug: &Tag, key: &str, default: usize) -> Result<usize, PseudoError> {
+    match aug.attr(key) {
+        None => Ok(default),
+        Some(s) => s.parse::<usize>().map_err(|_| {
+            ctx.err_at(
+                aug.start,
+                format!("<PP_AUGMENTATION> attribute {key}=\"{s}\" is not a non-negative integer"),
+            )
+        }),
+    }
+}
+
+/// `<PP_Q>` of `aug`: the nbeta x nbeta integrals q_ij.
+fn q_matrix(ctx: &Ctx, aug: &Tag, nbeta: usize) -> Result<Vec<Vec<f64>>, PseudoError> {
+    let t = ctx
+        .tag("PP_Q", aug.body_start)?
+        .filter(|t| t.start < aug.body_end)
+        .ok_or_else(|| ctx.err_at(aug.start, "missing <PP_Q> in <PP_AUGMENTATION>".into()))?;
+    let v = ctx.numbers(&t, "PP_Q")?;
+    if v.len() != nbeta * nbeta {
+        return Err(ctx.err_at(
+            t.body_end,
+            format!(
+                "<PP_Q> has {} values, expected {} (number_of_proj^2)",
+                v.len(),
+                nbeta * nbeta
+            ),
+        ));
+    }
+    Ok(v.chunks(nbeta).map(<[f64]>::to_vec).collect())
+}
+
+/// The Q functions of `aug`: `<PP_QIJL.i.j.l>` for every needed l when `q_with_l`, else
+/// `<PP_QIJ.i.j>`, for 1 <= i <= j <= nbeta; each must hold exactly `mesh` values.
+fn q_functions(
+    ctx: &Ctx,
+    aug: &Tag,
+    betas: &[UpfBeta],
+    q_with_l: bool,
+    mesh: usize,
+) -> Result<Vec<QFunction>, PseudoError> {
+    let mut out = Vec::new();
+    for (i, bi) in betas.iter().enumerate() {
+        for (j, bj) in betas.iter().enumerate().skip(i) {
+            let ls: Vec<Option<usize>> = if q_with_l {
+                let (lo, hi) = (bi.l.abs_diff(bj.l), bi.l + bj.l);
+                (lo..=hi).step_by(2).map(Some).collect()
+            } else {
+                vec![None]
+            };
+            for l in ls {
+                let name = match l {
+                    Some(l) => format!("PP_QIJL.{}.{}.{l}", i + 1, j + 1),
+                    None => format!("PP_QIJ.{}.{}", i + 1, j + 1),
+                };
+                let t = ctx
+                    .tag(&name, aug.body_start)?
+                    .filter(|t| t.start < aug.body_end)
+                    .ok_or_else(|| {
+                        ctx.err_at(aug.start, format!("missing <{name}> in <PP_AUGMENTATION>"))
+                    })?;
+                let r2q = ctx.mesh_array(&t, &name, mesh, true)?;
+                out.push(QFunction { i, j, l, r2q });
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The `nwfc` blocks `<PP_CHI.i>` of `<PP_PSWFC>` (UPF v2), those of negative occupation left
@@ -928,6 +1160,8 @@ pub fn parse_v1(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
     let nwfc = as_count(&ctx, poff, nn[0], "number of wavefunctions", 64)?;
     let chi = chi_v1(&ctx, header.end, nwfc, mesh)?;
     Ok(UpfParsed {
+        kind: UpfKind::NormConserving,
+        augmentation: None,
         symbol,
         z_valence,
         lmax,

@@ -13,6 +13,7 @@
 pub mod policies;
 
 use crate::atomic_start::{AtomicStart, BandStart};
+use crate::augmentation::AugmentationCharges;
 use crate::bands::BandScalar;
 use crate::basis::Basis;
 use crate::checkpoint::{self, Snapshot};
@@ -217,6 +218,8 @@ pub enum Wavefunctions {
 struct Fixed {
     core: Option<(Vec<Complex64>, Vec<f64>)>,
     symmetrizer: Option<DensitySymmetrizer>,
+    /// The ultrasoft species' augmentation charges (None: norm-conserving only).
+    augmentation: Option<AugmentationCharges>,
 }
 
 impl Fixed {
@@ -513,6 +516,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
             fixed: Fixed {
                 core: density::core_density(model, basis),
                 symmetrizer: density::symmetrizer(model, basis)?,
+                augmentation: AugmentationCharges::new(model, basis),
             },
             terms: term::standard(model, basis),
             weights: basis.kpoints.iter().map(|k| k.weight).collect(),
@@ -652,6 +656,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
                 .fixed
                 .state(model, basis, &rho_in, None, 0.0, exx_on, blocks);
             let potentials = term::potentials(&self.terms, &state);
+            self.screen(&potentials.total);
             rec.timings.potentials += t0.elapsed().as_secs_f64();
             let (tol, maxiter) = policies.tolerance.choose(&ToleranceQuery {
                 from_random: loose_start && iteration == first + 1,
@@ -673,8 +678,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
                 }
             }
             let t0 = Instant::now();
-            let rho_out =
-                density::from_wavefunctions(basis, psi, &occ.occ, self.fixed.symmetrizer.as_ref());
+            let rho_out = self.density_of(psi, &occ.occ);
             rec.timings.density += t0.elapsed().as_secs_f64();
             let mix_in = to_mix(&rho_in.g);
             let mix_out = to_mix(&rho_out.g);
@@ -808,6 +812,11 @@ impl<'a, T: BandScalar> Engine<'a, T> {
                 // Prepared for all of the block's applications (one k-point's projectors
                 // whole at a time, when small enough).
                 let r = h.prepared(|h| {
+                    // With an overlap S the solver works on phi = S^{1/2} psi.
+                    let x0 = match h.overlap() {
+                        Some(o) => o.root(false, x0.as_ref()),
+                        None => x0,
+                    };
                     // More starting vectors than bands (atomic orbitals, on every band group):
                     // the lowest Ritz vectors of their span, this band group's share of them.
                     let x0 = if x0.ncols() > params.nbands {
@@ -845,7 +854,10 @@ impl<'a, T: BandScalar> Engine<'a, T> {
                 applied.low_rank += t.low_rank;
                 applied.subspace += t.subspace;
                 eig[s][k] = r.values;
-                psi[s][k] = r.vectors;
+                psi[s][k] = match h.overlap() {
+                    Some(o) => o.root(true, r.vectors.as_ref()),
+                    None => r.vectors,
+                };
             }
             Ok(())
         })?;
@@ -853,6 +865,34 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         par.gather_blocks(&mut eig, params.nbands);
         par.sum_over_kgroups(&mut eig_iters);
         Ok((eig, eig_iters[0], applied))
+    }
+
+    /// Hand the ultrasoft terms the screening of the local potentials `veff` (per spin, at
+    /// this rank's grid points; nothing without ultrasoft species). Collective.
+    fn screen(&self, veff: &[Vec<f64>]) {
+        let Some(aug) = &self.fixed.augmentation else {
+            return;
+        };
+        let fields: Vec<&[f64]> = veff.iter().map(Vec::as_slice).collect();
+        let v_g = self.basis.rho_to_sphere_many(&fields);
+        term::screen(&self.terms, &aug.screening(self.model, self.basis, &v_g));
+    }
+
+    /// The density of the bands `psi` with occupations `occ`, their augmentation charges
+    /// included, symmetrised. Collective.
+    fn density_of(&self, psi: &[Vec<Mat<T>>], occ: &[Vec<Vec<f64>>]) -> Density {
+        let (model, basis) = (self.model, self.basis);
+        let augmentation = self.fixed.augmentation.as_ref().map(|aug| {
+            let becsum = crate::augmentation::becsum(model, basis, aug, psi, occ);
+            aug.density(model, basis, &becsum)
+        });
+        density::from_wavefunctions(
+            basis,
+            psi,
+            occ,
+            augmentation,
+            self.fixed.symmetrizer.as_ref(),
+        )
     }
 
     /// The local potential V_loc + V_H + V_xc (Ha) of the density `rho`, per spin channel, at

@@ -21,6 +21,7 @@ use crate::bands::{col_mut, column, BandScalar};
 use crate::basis::{Basis, Kpoint};
 use crate::model::Model;
 use crate::operators::{Operator, ProjectorOperator};
+use crate::overlap::{OverlapOperator, OverlapRoots};
 use crate::special::real_ylm;
 use num_complex::Complex64;
 use planewave_comm::{CommClass, CommExt, Communicator, Operation};
@@ -56,8 +57,15 @@ pub struct KProjectors<T: BandScalar> {
     /// P itself while a [`KeptWhole`] guard lives (and P takes at most
     /// [`STORED_PROJECTORS_MAX`] bytes): applications then make no blocks.
     stored: RwLock<Option<Mat<T>>>,
-    /// nproj x nproj coupling matrix (Ha).
+    /// nproj x nproj coupling matrix (Ha): the bare D^0 of the files.
     pub d: Mat<T>,
+    /// D^0 + ΔD, the coupling screened by the local potential (ultrasoft species,
+    /// [`KProjectors::screen`]): what the operator applies once set.
+    screened: RwLock<Option<Mat<T>>>,
+    /// The ultrasoft overlap's q_ij as an nproj x nproj matrix (None: norm-conserving only).
+    q: Option<Mat<T>>,
+    /// `S^{±1/2}`'s small matrices, made on first use ([`crate::overlap`]).
+    roots: OnceLock<OverlapRoots<T>>,
     /// The atom each projector column belongs to.
     pub atom_of_column: Vec<usize>,
     /// The G-vector group over which the rows of P are dealt (None: all rows local).
@@ -144,6 +152,29 @@ fn columns(model: &Model) -> Vec<(usize, usize, usize)> {
         }
     }
     cols
+}
+
+/// The nproj x nproj matrix, block diagonal by atom, same l and m, of the per-species
+/// coupling `of` (between projector functions, file order); None when no species has one.
+fn coupling<T: BandScalar>(
+    model: &Model,
+    cols: &[(usize, usize, usize)],
+    of: fn(&crate::pseudo::Pseudopotential) -> Option<&Vec<Vec<f64>>>,
+) -> Option<Mat<T>> {
+    let nproj = cols.len();
+    let mut out = Mat::<T>::zeros(nproj, nproj);
+    let mut any = false;
+    for (c1, &(a1, i1, m1)) in cols.iter().enumerate() {
+        let ps = model.pseudo_of_atom(a1);
+        let Some(x) = of(ps) else { continue };
+        any = true;
+        for (c2, &(a2, i2, m2)) in cols.iter().enumerate() {
+            if a1 == a2 && m1 == m2 && ps.projectors[i1].l == ps.projectors[i2].l {
+                out[(c1, c2)] = T::from_f64(x[i1][i2]);
+            }
+        }
+    }
+    any.then_some(out)
 }
 
 /// Cartesian gradient of the real spherical harmonics Y_lm(q/|q|) (central differences with a
@@ -338,17 +369,10 @@ impl<T: BandScalar> KProjectors<T> {
     pub fn new(model: &Model, kpt: &Kpoint, volume: f64) -> Self {
         let cols = columns(model);
         let nproj = cols.len();
-        let mut d = Mat::<T>::zeros(nproj, nproj);
-        for (c1, &(a1, i1, m1)) in cols.iter().enumerate() {
-            for (c2, &(a2, i2, m2)) in cols.iter().enumerate() {
-                if a1 == a2 && m1 == m2 {
-                    let ps = model.pseudo_of_atom(a1);
-                    if ps.projectors[i1].l == ps.projectors[i2].l {
-                        d[(c1, c2)] = T::from_f64(ps.dij[i1][i2]);
-                    }
-                }
-            }
-        }
+        let d = coupling(model, &cols, |ps| Some(&ps.dij)).expect("every species has D");
+        let q = coupling(model, &cols, |ps| {
+            ps.augmentation().map(|a| a.q_integrals())
+        });
         let mut first = 0;
         let mut atoms = Vec::new();
         let mut phases = Mat::<Complex64>::zeros(kpt.npw(), model.crystal.atoms.len());
@@ -373,6 +397,9 @@ impl<T: BandScalar> KProjectors<T> {
             nproj,
             stored: RwLock::new(None),
             d,
+            screened: RwLock::new(None),
+            q,
+            roots: OnceLock::new(),
             atom_of_column: cols.iter().map(|c| c.0).collect(),
             group: kpt.dist.as_ref().map(|d| d.comm().clone()),
         }
@@ -597,13 +624,50 @@ impl<T: BandScalar> KProjectors<T> {
         self.nproj
     }
 
-    /// `out += V_nl psi` for the block `psi` (npw x nb).
+    /// `out += V_nl psi` for the block `psi` (npw x nb), with the screened coupling once
+    /// [`Self::screen`] has set one.
     pub fn apply_add(&self, psi: MatRef<'_, T>, out: MatMut<'_, T>) {
+        let screened = self.screened.read().unwrap_or_else(|e| e.into_inner());
+        self.apply_coupled_add(screened.as_ref().unwrap_or(&self.d), psi, out);
+    }
+
+    /// Set the coupling to `D^0 + ΔD`, with `delta[a]` atom a's ΔD by pairs of its
+    /// components ([`crate::augmentation`]; empty for norm-conserving atoms).
+    pub fn screen(&self, delta: &[Vec<f64>]) {
+        let mut d = self.d.clone();
+        for (&(_, first), da) in self.atoms.iter().zip(delta) {
+            // n components have n (n + 1) / 2 pairs.
+            let n = ((((8 * da.len() + 1) as f64).sqrt() as usize) - 1) / 2;
+            for ((i, j), &v) in crate::augmentation::pairs(n).zip(da) {
+                d[(first + i, first + j)] += T::from_f64(v);
+                if i != j {
+                    d[(first + j, first + i)] += T::from_f64(v);
+                }
+            }
+        }
+        *self.screened.write().unwrap_or_else(|e| e.into_inner()) = Some(d);
+    }
+
+    /// Per atom: its index and its first projector column.
+    pub(crate) fn atom_columns(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.atoms
+            .iter()
+            .enumerate()
+            .map(|(a, &(_, first))| (a, first))
+    }
+
+    /// `⟨β|psi⟩` of every projector column and band, summed over the G-vector group.
+    pub(crate) fn projections(&self, psi: MatRef<'_, T>) -> Mat<T> {
+        self.project(psi)
+    }
+
+    /// `out += P M P^H psi` for the block `psi` and an nproj x nproj matrix `m`.
+    fn apply_coupled_add(&self, m: &Mat<T>, psi: MatRef<'_, T>, out: MatMut<'_, T>) {
         if self.nproj() == 0 {
             return;
         }
         let c = self.project(psi);
-        let dc = matmul(self.d.as_ref(), c.as_ref());
+        let dc = matmul(m.as_ref(), c.as_ref());
         if let Some(p) = &*self.whole() {
             planewave_linalg::gemm(out, true, p.as_ref(), false, dc.as_ref(), false);
             return;
@@ -661,6 +725,26 @@ impl<T: BandScalar> Drop for KeptWhole<'_, T> {
     }
 }
 
+impl<T: BandScalar> OverlapOperator<T> for KProjectors<T> {
+    fn root_add(&self, inverse: bool, psi: MatRef<'_, T>, out: MatMut<'_, T>) {
+        let roots = self.roots.get_or_init(|| {
+            let q = self.q.as_ref().expect("an overlap needs ultrasoft species");
+            let mut p = Mat::<T>::zeros(self.rows(), self.nproj);
+            self.build_rows(&self.shapes, 0, self.phases.nrows(), p.as_mut());
+            let gram = self.project(p.as_ref());
+            OverlapRoots::new(&gram, q).unwrap_or_else(|e| panic!("ultrasoft overlap: {e}"))
+        });
+        self.apply_coupled_add(roots.of(inverse), psi, out);
+    }
+}
+
+impl<T: BandScalar> KProjectors<T> {
+    /// Whether some species is ultrasoft: the projectors then also give the overlap S.
+    pub fn has_overlap(&self) -> bool {
+        self.q.is_some()
+    }
+}
+
 impl<T: BandScalar> ProjectorOperator<T> for KProjectors<T> {
     fn apply_add(&self, psi: MatRef<'_, T>, out: MatMut<'_, T>) {
         KProjectors::apply_add(self, psi, out)
@@ -678,24 +762,45 @@ impl<T: BandScalar> ProjectorOperator<T> for KProjectors<T> {
 pub struct Nonlocal<'a, T: BandScalar> {
     model: &'a Model,
     basis: &'a Basis,
-    /// Per k-point, once built.
+    /// Per spin slot and k-point (`slot * nk + k`), once built: one slot unless ultrasoft
+    /// species with spin make the screened coupling differ between the channels.
     projectors: Vec<OnceLock<KProjectors<T>>>,
+    /// Whether each spin channel has its own slot.
+    per_spin: bool,
+    /// The screening ΔD of the last [`Term::screen`] (`[spin][atom][pair]`).
+    screening: RwLock<Option<crate::augmentation::Becsum>>,
 }
 
 impl<'a, T: BandScalar> Nonlocal<'a, T> {
     /// The term of `model` on `basis`.
     pub fn new(model: &'a Model, basis: &'a Basis) -> Self {
+        let ultrasoft = model
+            .species
+            .iter()
+            .any(|s| s.pseudo.augmentation().is_some());
+        let per_spin = ultrasoft && model.nspin() == 2;
+        let slots = if per_spin { 2 } else { 1 };
         Self {
             model,
             basis,
-            projectors: basis.kpoints.iter().map(|_| OnceLock::new()).collect(),
+            projectors: (0..slots * basis.kpoints.len())
+                .map(|_| OnceLock::new())
+                .collect(),
+            per_spin,
+            screening: RwLock::new(None),
         }
     }
 
-    /// The projectors of k-point `k`.
-    fn projectors(&self, k: usize) -> &KProjectors<T> {
-        self.projectors[k]
-            .get_or_init(|| KProjectors::new(self.model, &self.basis.kpoints[k], self.basis.volume))
+    /// The projectors of spin channel `spin` at k-point `k`, screened by the last screening.
+    fn projectors(&self, spin: usize, k: usize) -> &KProjectors<T> {
+        let slot = if self.per_spin { spin } else { 0 };
+        self.projectors[slot * self.basis.kpoints.len() + k].get_or_init(|| {
+            let p = KProjectors::new(self.model, &self.basis.kpoints[k], self.basis.volume);
+            if let Some(d) = &*self.screening.read().unwrap_or_else(|e| e.into_inner()) {
+                p.screen(&d[spin]);
+            }
+            p
+        })
     }
 
     /// Call `f(k-point, its projectors, band block, band weights)` for every (spin, k) block
@@ -740,9 +845,32 @@ impl<T: BandScalar> Term<T> for Nonlocal<'_, T> {
     fn operator<'s>(
         &'s self,
         _s: &State<'s, T>,
-        (_, k): (usize, usize),
+        (spin, k): (usize, usize),
     ) -> Option<Operator<'s, T>> {
-        Some(Operator::Projector(self.projectors(k)))
+        Some(Operator::Projector(self.projectors(spin, k)))
+    }
+
+    fn overlap<'s>(
+        &'s self,
+        _s: &State<'s, T>,
+        (spin, k): (usize, usize),
+    ) -> Option<Operator<'s, T>> {
+        let p = self.projectors(spin, k);
+        p.has_overlap().then_some(Operator::Overlap(p))
+    }
+
+    fn screen(&self, delta: &crate::augmentation::Becsum) {
+        for (i, cell) in self.projectors.iter().enumerate() {
+            let spin = if self.per_spin {
+                i / self.basis.kpoints.len()
+            } else {
+                0
+            };
+            if let Some(p) = cell.get() {
+                p.screen(&delta[spin]);
+            }
+        }
+        *self.screening.write().unwrap_or_else(|e| e.into_inner()) = Some(delta.clone());
     }
 
     fn energy(&self, s: &State<'_, T>) -> Option<Share<f64>> {

@@ -190,6 +190,15 @@ pub trait Term<T: BandScalar> {
     ) -> Option<Operator<'s, T>> {
         None
     }
+    /// The overlap S of the block's generalised eigenproblem, for the term that makes one
+    /// (the nonlocal term of ultrasoft species, [`crate::overlap`]). None by default.
+    fn overlap<'s>(&'s self, _s: &State<'s, T>, _block: (usize, usize)) -> Option<Operator<'s, T>> {
+        None
+    }
+    /// Take the screening `delta` (`[spin][atom][pair]`, Ha) of the local potential, for a
+    /// term whose operator depends on it (the ultrasoft coupling D^0 + ΔD,
+    /// [`crate::augmentation`]). Nothing by default.
+    fn screen(&self, _delta: &crate::augmentation::Becsum) {}
     /// Forces `-dE/dtau` (Ha/bohr, per atom; not yet symmetrised).
     fn forces(&self, _s: &State<'_, T>) -> Option<Share<Vec<[f64; 3]>>> {
         None
@@ -236,8 +245,14 @@ pub fn block_operators<'s, T: BandScalar>(
     potential: &'s [f64],
 ) -> Vec<Operator<'s, T>> {
     let mut ops: Vec<Operator<'s, T>> = terms.iter().filter_map(|t| t.operator(s, block)).collect();
+    ops.extend(terms.iter().filter_map(|t| t.overlap(s, block)));
     ops.push(Operator::RealSpace(potential));
     ops
+}
+
+/// Hand the screening `delta` of the local potential to every term ([`Term::screen`]).
+pub fn screen<T: BandScalar>(terms: &[Box<dyn Term<T> + '_>], delta: &crate::augmentation::Becsum) {
+    terms.iter().for_each(|t| t.screen(delta));
 }
 
 /// The local potential of one density: the terms' sum, and the expansions of the terms that

@@ -1,0 +1,307 @@
+//! The augmentation charges of ultrasoft species on the density sphere: the charge the bands
+//! carry inside the spheres, and the part of the coupling D_ij that the potential screens.
+//!
+//! Contract (per atom a of an ultrasoft species, its projector components ih ≤ jh, a "pair"
+//! p, in row-major order: (0,0), (0,1), ..., (1,1), ...):
+//! - `becsum[s][a][p] = (2 - δ_ij) Re Σ_k w_k Σ_n f_nks ⟨ψ|β_i⟩⟨β_j|ψ⟩` ([`becsum`]): the
+//!   occupied bands' projections, summed over every rank that holds bands (collective).
+//! - [`AugmentationCharges::density`]: `ρ_aug(G) = (1/Ω) Σ_a e^{-iG·τ_a} Σ_p becsum_p Q_p(G)`
+//!   on this rank's density-sphere entries, `Q_p(G) = ∫ Q_ij(r) e^{-iG·r} d³r`
+//!   ([`crate::pseudo::augmentation`]). Added to the bands' density before it is symmetrised,
+//!   so the k-points of the irreducible wedge suffice.
+//! - [`AugmentationCharges::screening`]: `ΔD_a[p] = ∫ V(r) Q_ij(r - τ_a) d³r
+//!   = Σ_G V(G) e^{iG·τ_a} Q_p(G)*` of a local potential V given on the sphere, summed over
+//!   the G-vector group (collective): the screened coupling is `D^0 + ΔD`.
+//! - Q_p(G) is formed when needed from Y_LM(Ĝ) of this rank's entries (stored once) and the
+//!   radial integrals per |G| shell, as QE's `qvan2`; the density holds one sphere-sized
+//!   buffer per pair of a species at a time, as QE's `addusdens`.
+
+use crate::bands::BandScalar;
+use crate::basis::Basis;
+use crate::clebsch_gordan::{product_ls, real_ylm_upto6, YlmProducts, LMAX_PRODUCT};
+use crate::model::Model;
+use crate::terms::nonlocal::KProjectors;
+use num_complex::Complex64;
+use planewave_linalg::Mat;
+use std::f64::consts::PI;
+
+/// `[spin][atom][pair]`: see the module doc (atoms of norm-conserving species hold none).
+pub type Becsum = Vec<Vec<Vec<f64>>>;
+
+/// One angular term of a pair: L, its radial integral 4π qrad_L per |G| shell, and the
+/// (LM index, ap) with ap ≠ 0.
+struct AngularTerm {
+    big_l: usize,
+    radial: Vec<f64>,
+    harmonics: Vec<(usize, f64)>,
+}
+
+/// The pairs of one ultrasoft species.
+struct SpeciesPairs {
+    /// Projector components of one atom.
+    ncomp: usize,
+    /// Per pair (ih ≤ jh, row-major), its angular terms.
+    terms: Vec<Vec<AngularTerm>>,
+}
+
+/// The augmentation charges of a model on a basis' density sphere (see the module doc).
+pub struct AugmentationCharges {
+    /// Per species: its pairs (None: norm-conserving).
+    species: Vec<Option<SpeciesPairs>>,
+    /// `ylm[L² + M][g]` of this rank's density-sphere entries, L ≤ 6.
+    ylm: Vec<Vec<f64>>,
+}
+
+/// Number of pairs ih ≤ jh of `n` components.
+pub fn pair_count(n: usize) -> usize {
+    n * (n + 1) / 2
+}
+
+/// The pairs (ih, jh), ih ≤ jh, of `n` components in row-major order.
+pub fn pairs(n: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..n).flat_map(move |i| (i..n).map(move |j| (i, j)))
+}
+
+impl AugmentationCharges {
+    /// The charges of `model`'s ultrasoft species on `basis` (None when every species is
+    /// norm-conserving).
+    pub fn new(model: &Model, basis: &Basis) -> Option<Self> {
+        let species: Vec<Option<SpeciesPairs>> = model
+            .species
+            .iter()
+            .map(|sp| {
+                sp.pseudo
+                    .augmentation()
+                    .map(|aug| species_pairs(aug, basis))
+            })
+            .collect();
+        if species.iter().all(Option::is_none) {
+            return None;
+        }
+        let mut ylm = vec![vec![0.0; basis.rho_g.len()]; (LMAX_PRODUCT + 1).pow(2)];
+        let mut y = [0.0; 2 * LMAX_PRODUCT + 1];
+        for (i, g) in basis.rho_g.iter().enumerate() {
+            for l in 0..=LMAX_PRODUCT {
+                real_ylm_upto6(l, *g, &mut y);
+                for m in 0..2 * l + 1 {
+                    ylm[l * l + m][i] = y[m];
+                }
+            }
+        }
+        Some(Self { species, ylm })
+    }
+
+    /// Projector components of one atom of `species` (0: norm-conserving).
+    pub fn components(&self, species: usize) -> usize {
+        self.species[species].as_ref().map_or(0, |s| s.ncomp)
+    }
+
+    /// `Q_p(G)` of pair `p` of `species` on this rank's entries, into `out`.
+    fn pair_charge(&self, basis: &Basis, species: usize, p: usize, out: &mut [Complex64]) {
+        out.fill(Complex64::new(0.0, 0.0));
+        let sp = self.species[species]
+            .as_ref()
+            .expect("an ultrasoft species");
+        for t in &sp.terms[p] {
+            let phase = minus_i_pow(t.big_l);
+            for (g, o) in out.iter_mut().enumerate() {
+                let angular: f64 = t
+                    .harmonics
+                    .iter()
+                    .map(|&(lm, ap)| ap * self.ylm[lm][g])
+                    .sum();
+                *o += phase * (t.radial[basis.rho_shell[g]] * angular);
+            }
+        }
+    }
+
+    /// The augmentation density per spin channel on this rank's density-sphere entries
+    /// (electrons/bohr³ as sphere coefficients) of `becsum`.
+    pub fn density(&self, model: &Model, basis: &Basis, becsum: &Becsum) -> Vec<Vec<Complex64>> {
+        let n = basis.rho_g.len();
+        let mut q = vec![Complex64::new(0.0, 0.0); n];
+        becsum
+            .iter()
+            .map(|per_atom| {
+                let mut rho = vec![Complex64::new(0.0, 0.0); n];
+                for (sp, pairs) in self.species.iter().enumerate() {
+                    let Some(pairs) = pairs else { continue };
+                    // Per pair: Σ_a becsum_a,p e^{-iG·τ_a} (QE's aux2), then times Q_p.
+                    let mut weighted = vec![vec![Complex64::new(0.0, 0.0); n]; pairs.terms.len()];
+                    for (a, atom) in model.crystal.atoms.iter().enumerate() {
+                        if atom.species != sp {
+                            continue;
+                        }
+                        let phase = structure_phases(basis, atom.frac);
+                        for (w, b) in weighted.iter_mut().zip(&per_atom[a]) {
+                            w.iter_mut().zip(&phase).for_each(|(w, e)| *w += e * b);
+                        }
+                    }
+                    for (p, w) in weighted.iter().enumerate() {
+                        self.pair_charge(basis, sp, p, &mut q);
+                        rho.iter_mut()
+                            .zip(&q)
+                            .zip(w)
+                            .for_each(|((r, q), w)| *r += q * w / basis.volume);
+                    }
+                }
+                rho
+            })
+            .collect()
+    }
+
+    /// `ΔD[s][a][p]` (Ha) of the local potentials `v_g` (per spin, on this rank's sphere
+    /// entries). Collective on the G-vector group.
+    pub fn screening(&self, model: &Model, basis: &Basis, v_g: &[Vec<Complex64>]) -> Becsum {
+        let n = basis.rho_g.len();
+        let mut q = vec![Complex64::new(0.0, 0.0); n];
+        let natoms = model.crystal.atoms.len();
+        let mut out: Becsum = vec![vec![Vec::new(); natoms]; v_g.len()];
+        for (sp, pairs) in self.species.iter().enumerate() {
+            let Some(pairs) = pairs else { continue };
+            let atoms: Vec<usize> = (0..natoms)
+                .filter(|&a| model.crystal.atoms[a].species == sp)
+                .collect();
+            // V(G) e^{iG·τ_a} per spin and atom of the species.
+            let shifted: Vec<Vec<Vec<Complex64>>> = v_g
+                .iter()
+                .map(|v| {
+                    atoms
+                        .iter()
+                        .map(|&a| {
+                            let phase = structure_phases(basis, model.crystal.atoms[a].frac);
+                            v.iter().zip(&phase).map(|(v, e)| v * e.conj()).collect()
+                        })
+                        .collect()
+                })
+                .collect();
+            for out_s in out.iter_mut() {
+                atoms.iter().for_each(|&a| out_s[a].clear());
+            }
+            for p in 0..pairs.terms.len() {
+                self.pair_charge(basis, sp, p, &mut q);
+                for (out_s, per_atom) in out.iter_mut().zip(&shifted) {
+                    for (w, &a) in per_atom.iter().zip(&atoms) {
+                        out_s[a].push(w.iter().zip(&q).map(|(w, q)| (w * q.conj()).re).sum());
+                    }
+                }
+            }
+        }
+        let mut flat: Vec<f64> = out.iter().flatten().flatten().copied().collect();
+        basis.sum_over_rho(&mut flat);
+        let mut it = flat.into_iter();
+        for x in out.iter_mut().flatten().flatten() {
+            *x = it.next().expect("as many sums as values");
+        }
+        out
+    }
+}
+
+/// The pairs of a species with augmentation `aug` on `basis`' density-sphere shells.
+fn species_pairs(aug: &crate::pseudo::augmentation::Augmentation, basis: &Basis) -> SpeciesPairs {
+    let comps = aug.components();
+    let ap = YlmProducts::shared();
+    let terms = pairs(comps.len())
+        .map(|(ih, jh)| {
+            let (a, b) = (comps[ih], comps[jh]);
+            product_ls(a.l, b.l)
+                .filter_map(|big_l| {
+                    let harmonics: Vec<(usize, f64)> = (0..2 * big_l + 1)
+                        .map(|m| (big_l * big_l + m, ap.ap((big_l, m), (a.l, a.m), (b.l, b.m))))
+                        .filter(|&(_, c)| c != 0.0)
+                        .collect();
+                    let radial: Vec<f64> = basis
+                        .rho_shell_norm
+                        .iter()
+                        .map(|&q| 4.0 * PI * aug.qrad(big_l, a.beta, b.beta, q))
+                        .collect();
+                    let nonzero = !harmonics.is_empty() && radial.iter().any(|&r| r != 0.0);
+                    nonzero.then_some(AngularTerm {
+                        big_l,
+                        radial,
+                        harmonics,
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    SpeciesPairs {
+        ncomp: comps.len(),
+        terms,
+    }
+}
+
+/// `e^{-iG·τ}` of the atom at fractional position `x` on this rank's density-sphere entries.
+fn structure_phases(basis: &Basis, x: [f64; 3]) -> Vec<Complex64> {
+    let f = crate::terms::nonlocal::AtomPhase::new(x, [0.0; 3], &basis.rho_millers);
+    basis.rho_millers.iter().map(|m| f.of(m)).collect()
+}
+
+/// (-i)^l.
+fn minus_i_pow(l: usize) -> Complex64 {
+    [
+        Complex64::new(1.0, 0.0),
+        Complex64::new(0.0, -1.0),
+        Complex64::new(-1.0, 0.0),
+        Complex64::new(0.0, 1.0),
+    ][l % 4]
+}
+
+/// The occupied bands' `becsum` (see the module doc) of `psi[s][k]` (this rank's bands) with
+/// occupations `occ[s][k][n]` (all bands). Collective over the ranks that hold bands.
+pub fn becsum<T: BandScalar>(
+    model: &Model,
+    basis: &Basis,
+    charges: &AugmentationCharges,
+    psi: &[Vec<Mat<T>>],
+    occ: &[Vec<Vec<f64>>],
+) -> Becsum {
+    let par = &*basis.parallel;
+    let natoms = model.crystal.atoms.len();
+    let ncomp: Vec<usize> = (0..natoms)
+        .map(|a| charges.components(model.crystal.atoms[a].species))
+        .collect();
+    let mut out: Becsum = psi
+        .iter()
+        .map(|_| ncomp.iter().map(|&n| vec![0.0; pair_count(n)]).collect())
+        .collect();
+    par.time_block_work(|| {
+        for (s, (psi_s, occ_s)) in psi.iter().zip(occ).enumerate() {
+            for (k, kpt) in basis.kpoints.iter().enumerate() {
+                if !par.owns(s, k) {
+                    continue;
+                }
+                let proj = KProjectors::<T>::new(model, kpt, basis.volume);
+                let c = proj.projections(psi_s[k].as_ref());
+                let w: Vec<f64> = par
+                    .local_band_values(&occ_s[k])
+                    .iter()
+                    .map(|f| kpt.weight * f)
+                    .collect();
+                for (a, first) in proj.atom_columns() {
+                    add_pairs(&c, first, ncomp[a], &w, &mut out[s][a]);
+                }
+            }
+        }
+    });
+    let mut flat: Vec<f64> = out.iter().flatten().flatten().copied().collect();
+    par.sum_over_blocks(&mut flat);
+    let mut it = flat.into_iter();
+    for x in out.iter_mut().flatten().flatten() {
+        *x = it.next().expect("as many sums as values");
+    }
+    out
+}
+
+/// `(2 - δ_ij) Re Σ_n w_n c_in* c_jn` of the components `first..first + n` of `c` into
+/// `sums` (pairs of n).
+fn add_pairs<T: BandScalar>(c: &Mat<T>, first: usize, n: usize, w: &[f64], sums: &mut [f64]) {
+    for ((i, j), s) in pairs(n).zip(sums.iter_mut()) {
+        let factor = if i == j { 1.0 } else { 2.0 };
+        *s += factor
+            * w.iter()
+                .enumerate()
+                .map(|(b, wb)| wb * (c[(first + i, b)].cj() * c[(first + j, b)]).real())
+                .sum::<f64>();
+    }
+}
