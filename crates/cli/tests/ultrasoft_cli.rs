@@ -1,21 +1,25 @@
-//! Ultrasoft pseudopotentials against pw.x 6.7 on its own input (tests/data/uspp/si2_pbe_us:
-//! pslibrary's Si with Q_ij in `q_with_l` form and a core charge, ecutrho = 8 ecutwfc): the
-//! total energy and its terms, every k-point's plane waves and eigenvalues, on one rank and
-//! on two in-process ranks sharing the G-vectors or the bands. Forces and stress are not
-//! written yet: the input as pw.x ran it (it asks for both) is refused by name.
+//! Ultrasoft pseudopotentials against pw.x 6.7 on its own inputs (tests/data/uspp:
+//! pslibrary's Si with Q_ij in `q_with_l` form and a core charge, ecutrho = 8 ecutwfc):
+//! - si2_pbe_us: the total energy and its terms, every k-point's plane waves and eigenvalues,
+//!   on one rank and on two in-process ranks sharing the G-vectors or the bands;
+//! - si2_pbe_us_displaced: the energy and the forces (augmentation terms included), serial
+//!   and in band groups.
+//!
+//! The stress is not written yet: the inputs as pw.x ran them (they ask for it) are refused
+//! by name.
 
 use serde_json::Value;
 use std::path::PathBuf;
 
 mod common;
 
-const DATA: &str = "tests/data/uspp/si2_pbe_us";
-
-fn folder(tag: &str) -> PathBuf {
+/// A folder with `case`'s input as pw.x ran it (`qe.in`) and as planewave runs it here
+/// (`pw.in`: the forces only), and the pseudopotential.
+fn folder(case: &str) -> PathBuf {
     let dir = common::case_folder(
-        &format!("ultrasoft-{tag}"),
+        &format!("ultrasoft-{case}"),
         &[
-            (&format!("{DATA}/pw.in"), "qe.in"),
+            (&format!("tests/data/uspp/{case}/pw.in"), "qe.in"),
             (
                 "tests/data/uspp/Si.pbe-nl-rrkjus_psl.1.0.0.UPF",
                 "Si.pbe-nl-rrkjus_psl.1.0.0.UPF",
@@ -25,12 +29,15 @@ fn folder(tag: &str) -> PathBuf {
     let text = std::fs::read_to_string(dir.join("qe.in")).unwrap();
     let asked = "tprnfor=.true., tstress=.true.";
     assert!(text.contains(asked));
-    std::fs::write(dir.join("pw.in"), text.replace(asked, "tprnfor=.false.")).unwrap();
+    std::fs::write(dir.join("pw.in"), text.replace(asked, "tprnfor=.true.")).unwrap();
     dir
 }
 
-fn reference() -> Value {
-    let path = format!("{}/../../{DATA}/reference.json", env!("CARGO_MANIFEST_DIR"));
+fn reference(case: &str) -> Value {
+    let path = format!(
+        "{}/../../tests/data/uspp/{case}/reference.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -78,8 +85,8 @@ fn assert_bands_match(doc: &Value, qe: &Value) {
 
 #[test]
 fn ultrasoft_silicon_gives_qe_s_energy_terms_and_bands() {
-    let dir = folder("serial");
-    let ((log, doc), qe) = (results(&dir, &[]), reference());
+    let dir = folder("si2_pbe_us");
+    let ((log, doc), qe) = (results(&dir, &[]), reference("si2_pbe_us"));
     let e = doc["total_energy_ha"].as_f64().unwrap();
     let e_qe = qe["total_energy_ha"].as_f64().unwrap();
     assert!((e - e_qe).abs() < 1e-7, "energy {e} Ha against QE's {e_qe}");
@@ -104,14 +111,58 @@ fn ultrasoft_silicon_gives_qe_s_energy_terms_and_bands() {
     }
 }
 
+/// The forces less their mean (QE prints them so).
+fn forces(doc: &Value) -> Vec<[f64; 3]> {
+    let f: Vec<Vec<f64>> = doc["forces_ha_per_bohr"]
+        .as_array()
+        .or(doc["forces_ha_bohr"].as_array())
+        .unwrap()
+        .iter()
+        .map(numbers)
+        .collect();
+    let mean: Vec<f64> = (0..3)
+        .map(|d| f.iter().map(|x| x[d]).sum::<f64>() / f.len() as f64)
+        .collect();
+    f.iter()
+        .map(|x| [0, 1, 2].map(|d| x[d] - mean[d]))
+        .collect()
+}
+
+fn largest_difference(a: &[[f64; 3]], b: &[[f64; 3]]) -> f64 {
+    a.iter()
+        .flatten()
+        .zip(b.iter().flatten())
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
 #[test]
-fn forces_with_ultrasoft_files_are_refused_by_name() {
-    let dir = folder("forces");
+fn ultrasoft_forces_match_qe_with_their_augmentation_terms() {
+    let case = "si2_pbe_us_displaced";
+    let dir = folder(case);
+    let ((_, doc), qe) = (results(&dir, &[]), reference(case));
+    let e = doc["total_energy_ha"].as_f64().unwrap();
+    let e_qe = qe["total_energy_ha"].as_f64().unwrap();
+    assert!((e - e_qe).abs() < 1e-7, "energy {e} Ha against QE's {e_qe}");
+    let (f, f_qe) = (forces(&doc), forces(&qe));
+    let worst = largest_difference(&f, &f_qe);
+    assert!(worst < 1e-7, "forces {f:?} against QE's {f_qe:?}");
+    assert!(doc["force_terms_ha_per_bohr"]["augmentation"].is_array());
+
+    let args = ["--ranks", "2", "--kpoint-groups", "1", "--band-groups", "2"];
+    let other = forces(&results(&dir, &args).1);
+    let worst = largest_difference(&other, &f);
+    assert!(worst < 1e-8, "band groups: forces {other:?} against {f:?}");
+}
+
+#[test]
+fn the_stress_with_ultrasoft_files_is_refused_by_name() {
+    let dir = folder("si2_pbe_us");
     let out = common::run_in(&dir, "qe.in", &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("qe.in:4: tprnfor: forces and stress with ultrasoft pseudopotentials"),
+        err.contains("qe.in:4: tstress: the stress with ultrasoft pseudopotentials"),
         "{err}"
     );
 }

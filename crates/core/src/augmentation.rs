@@ -153,6 +153,48 @@ impl AugmentationCharges {
     /// `ΔD[s][a][p]` (Ha) of the local potentials `v_g` (per spin, on this rank's sphere
     /// entries). Collective on the G-vector group.
     pub fn screening(&self, model: &Model, basis: &Basis, v_g: &[Vec<Complex64>]) -> Becsum {
+        self.integrals(model, basis, v_g)
+    }
+
+    /// The forces (Ha/bohr, per atom) of the augmentation charges in the local potentials
+    /// `v_g` (per spin, on this rank's sphere entries) with the bands' `becsum`:
+    /// `F_a = -Σ_s Σ_p becsum_p ∂ΔD_p/∂τ_a`, the charges moving with their atom.
+    /// Collective on the G-vector group.
+    pub fn forces(
+        &self,
+        model: &Model,
+        basis: &Basis,
+        v_g: &[Vec<Complex64>],
+        becsum: &Becsum,
+    ) -> Vec<[f64; 3]> {
+        // ∂/∂τ of e^{iG·τ} brings down i G.
+        let fields: Vec<Vec<Complex64>> = v_g
+            .iter()
+            .flat_map(|v| {
+                (0..3).map(move |d| {
+                    v.iter()
+                        .zip(&basis.rho_g)
+                        .map(|(v, g)| v * Complex64::new(0.0, g[d]))
+                        .collect()
+                })
+            })
+            .collect();
+        let slopes = self.integrals(model, basis, &fields);
+        let mut out = vec![[0.0; 3]; model.crystal.atoms.len()];
+        for (s, per_atom) in becsum.iter().enumerate() {
+            for (a, b) in per_atom.iter().enumerate() {
+                for (d, f) in out[a].iter_mut().enumerate() {
+                    let slope = &slopes[3 * s + d][a];
+                    *f -= b.iter().zip(slope).map(|(b, x)| b * x).sum::<f64>();
+                }
+            }
+        }
+        out
+    }
+
+    /// `Re Σ_G f(G) e^{iG·τ_a} Q_p(G)*` for every field f (on this rank's sphere entries),
+    /// atom and pair (`[field][atom][pair]`), summed over the G-vector group. Collective.
+    fn integrals(&self, model: &Model, basis: &Basis, v_g: &[Vec<Complex64>]) -> Becsum {
         let n = basis.rho_g.len();
         let mut q = vec![Complex64::new(0.0, 0.0); n];
         let natoms = model.crystal.atoms.len();
@@ -248,13 +290,14 @@ fn minus_i_pow(l: usize) -> Complex64 {
 }
 
 /// The occupied bands' `becsum` (see the module doc) of `psi[s][k]` (this rank's bands) with
-/// occupations `occ[s][k][n]` (all bands). Collective over the ranks that hold bands.
+/// band weights `weights[s][k][n]` (k weight times occupation, this rank's bands,
+/// [`crate::terms::term::band_weights`]). Collective over the ranks that hold bands.
 pub fn becsum<T: BandScalar>(
     model: &Model,
     basis: &Basis,
     charges: &AugmentationCharges,
     psi: &[Vec<Mat<T>>],
-    occ: &[Vec<Vec<f64>>],
+    weights: &[Vec<Vec<f64>>],
 ) -> Becsum {
     let par = &*basis.parallel;
     let natoms = model.crystal.atoms.len();
@@ -266,20 +309,15 @@ pub fn becsum<T: BandScalar>(
         .map(|_| ncomp.iter().map(|&n| vec![0.0; pair_count(n)]).collect())
         .collect();
     par.time_block_work(|| {
-        for (s, (psi_s, occ_s)) in psi.iter().zip(occ).enumerate() {
+        for (s, (psi_s, w_s)) in psi.iter().zip(weights).enumerate() {
             for (k, kpt) in basis.kpoints.iter().enumerate() {
                 if !par.owns(s, k) {
                     continue;
                 }
                 let proj = KProjectors::<T>::new(model, kpt, basis.volume);
                 let c = proj.projections(psi_s[k].as_ref());
-                let w: Vec<f64> = par
-                    .local_band_values(&occ_s[k])
-                    .iter()
-                    .map(|f| kpt.weight * f)
-                    .collect();
                 for (a, first) in proj.atom_columns() {
-                    add_pairs(&c, first, ncomp[a], &w, &mut out[s][a]);
+                    add_pairs(&c, first, ncomp[a], &w_s[k], &mut out[s][a]);
                 }
             }
         }

@@ -2,6 +2,7 @@
 //! asked with the state's output density, bands and -TS, and its share completed over the
 //! layout. The terms layer never reads the SCF's types; this module joins the two.
 
+use crate::augmentation::AugmentationCharges;
 use crate::bands::BandScalar;
 use crate::basis::Basis;
 use crate::model::Model;
@@ -33,8 +34,9 @@ pub fn of_converged<Q: Quantity>(
         psi: &[Vec<Mat<T>>],
     ) -> Vec<(&'static str, Q::Value)> {
         let weights = band_weights(basis, &scf.occupations.occ);
+        let eigenvalues = local_eigenvalues(basis, &scf.eigenvalues);
         let core = crate::density::core_density(model, basis);
-        let state = State {
+        let mut state = State {
             model,
             basis,
             rho: &scf.density,
@@ -42,14 +44,27 @@ pub fn of_converged<Q: Quantity>(
             bands: Some(Bands {
                 psi,
                 weights: &weights,
+                eigenvalues: Some(&eigenvalues),
             }),
+            local_potential: None,
             minus_ts: scf.energies.minus_ts(),
             // A hybrid run ends with exact exchange on; the Fock energy has no explicit
             // dependence on positions or strain that a term here would give.
             exx_on: model.hybrid.is_some(),
             ace: None,
         };
-        term::standard(model, basis)
+        let terms = term::standard(model, basis);
+        // Ultrasoft species: the coupling screened by the density's potential, which the
+        // augmentation forces read too.
+        let potential = AugmentationCharges::new(model, basis).map(|charges| {
+            let v = term::potentials(&terms, &state).total;
+            let fields: Vec<&[f64]> = v.iter().map(Vec::as_slice).collect();
+            let v_g = basis.rho_to_sphere_many(&fields);
+            term::screen(&terms, &charges.screening(model, basis, &v_g));
+            v
+        });
+        state.local_potential = potential.as_deref();
+        terms
             .iter()
             .filter_map(|t| Q::of(t.as_ref(), &state).map(|v| (t.name(), v.complete(basis))))
             .collect()
@@ -58,4 +73,15 @@ pub fn of_converged<Q: Quantity>(
         Wavefunctions::Complex(psi) => with::<Q, Complex64>(model, basis, scf, psi),
         Wavefunctions::Real(psi) => with::<Q, f64>(model, basis, scf, psi),
     }
+}
+
+/// This rank's bands' eigenvalues per spin and k-point.
+fn local_eigenvalues(basis: &Basis, all: &[Vec<Vec<f64>>]) -> Vec<Vec<Vec<f64>>> {
+    all.iter()
+        .map(|s| {
+            s.iter()
+                .map(|k| basis.parallel.local_band_values(k))
+                .collect()
+        })
+        .collect()
 }

@@ -51,8 +51,8 @@ fn err(spec: &RunSpec, key: &str, msg: impl Into<String>, hint: impl Into<String
         .with_hint(hint)
 }
 
-/// What ultrasoft species cannot do yet, refused by the key that asks for it: forces and
-/// stress (their augmentation terms are not written yet) and hybrid functionals.
+/// What ultrasoft species cannot do yet, refused by the key that asks for it: stress (its
+/// augmentation terms are not written yet) and hybrid functionals.
 fn refuse_with_ultrasoft(spec: &RunSpec, model: &Model) -> Result<(), InputError> {
     let Some(sp) = model
         .species
@@ -62,25 +62,17 @@ fn refuse_with_ultrasoft(spec: &RunSpec, model: &Model) -> Result<(), InputError
         return Ok(());
     };
     let file = sp.path.display();
-    let qe = spec.qe.is_some();
-    let (forces, stress) = if qe {
-        ("tprnfor", "tstress")
-    } else {
-        ("properties.forces", "properties.stress")
-    };
-    let asked = [
-        (spec.properties.forces, forces),
-        (spec.properties.stress, stress),
-    ];
-    if let Some((_, key)) = asked.iter().find(|(on, _)| *on) {
-        let msg = format!(
-            "forces and stress with ultrasoft pseudopotentials ({file}) are not implemented yet"
-        );
-        let hint = if qe {
-            "set tprnfor = .false. and tstress = .false. (and use calculation = 'scf')"
+    if spec.properties.stress {
+        let (key, hint) = if spec.qe.is_some() {
+            (
+                "tstress",
+                "set tstress = .false. (and use calculation = 'scf' or 'relax')",
+            )
         } else {
-            "set forces = false and stress = false in [properties]"
+            ("properties.stress", "set stress = false in [properties]")
         };
+        let msg =
+            format!("the stress with ultrasoft pseudopotentials ({file}) is not implemented yet");
         return Err(err(spec, key, msg, hint));
     }
     if spec.hybrid.is_some() {

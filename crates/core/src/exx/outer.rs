@@ -240,6 +240,7 @@ fn fock_energy<T: BandScalar>(
     let bands = crate::terms::term::Bands {
         psi,
         weights: &weights,
+        eigenvalues: None,
     };
     let state = lp.state(&end.density, Some(bands), Some(ace));
     Term::<T>::energy(&crate::terms::exact_exchange::ExactExchange, &state)

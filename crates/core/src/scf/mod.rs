@@ -241,6 +241,7 @@ impl Fixed {
             rho,
             core: self.core.as_ref(),
             bands,
+            local_potential: None,
             minus_ts,
             exx_on,
             ace,
@@ -883,7 +884,8 @@ impl<'a, T: BandScalar> Engine<'a, T> {
     fn density_of(&self, psi: &[Vec<Mat<T>>], occ: &[Vec<Vec<f64>>]) -> Density {
         let (model, basis) = (self.model, self.basis);
         let augmentation = self.fixed.augmentation.as_ref().map(|aug| {
-            let becsum = crate::augmentation::becsum(model, basis, aug, psi, occ);
+            let weights = term::band_weights(basis, occ);
+            let becsum = crate::augmentation::becsum(model, basis, aug, psi, &weights);
             aug.density(model, basis, &becsum)
         });
         density::from_wavefunctions(
@@ -949,6 +951,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         let bands = Bands {
             psi,
             weights: &band_weights,
+            eigenvalues: None,
         };
         let (model, basis) = (self.model, self.basis);
         let blocks = ace.map(|a| a.blocks.as_slice());

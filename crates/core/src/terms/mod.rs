@@ -2,10 +2,12 @@
 //! ([`term::Term`]; the list is [`term::standard`]).
 //!
 //! Density terms ([`local`], [`hartree`], [`xc`]) turn a density into a potential on the FFT grid
-//! and an energy; wavefunction terms ([`kinetic`], [`nonlocal`]) act on blocks of bands;
+//! and an energy; wavefunction terms ([`kinetic`], [`nonlocal`]) act on blocks of bands
+//! ([`augmentation`]: the forces of ultrasoft augmentation charges);
 //! [`ewald`] depends on the ions only; [`core_correction`] gives the NLCC forces and stress and
 //! [`entropy`] the smearing -TS. Energies are in Ha, potentials in Ha on the grid.
 
+pub mod augmentation;
 #[cfg(test)]
 pub mod constant_shift;
 pub mod core_correction;

@@ -552,19 +552,25 @@ impl<T: BandScalar> KProjectors<T> {
     /// Nonlocal forces `-dE_nl/dtau` (Ha/bohr, per atom) of one k-point for the band block
     /// `psi` with band weights `w_n` (k weight times occupation), from dP/dtau = -i(k+G) P:
     /// `(dP)^H psi = P^H (i(k+G) psi)`, so P's blocks serve and only one block of the bands'
-    /// size is made per direction.
+    /// size is made per direction. With ultrasoft species the coupling is the screened D less
+    /// `e_n q` (the overlap moves with the atoms too), which needs the bands' `eigenvalues`.
     pub fn forces(
         &self,
         model: &Model,
         kpt: &Kpoint,
         psi: MatRef<'_, T>,
         weights: &[f64],
+        eigenvalues: Option<&[f64]>,
     ) -> Vec<[f64; 3]> {
         let mut forces = vec![[0.0; 3]; model.crystal.atoms.len()];
         if self.nproj() == 0 {
             return forces;
         }
-        let (dc, _) = self.coefficients(psi, weights);
+        let dc = match (&self.q, eigenvalues) {
+            (Some(q), Some(e)) => self.generalised_coefficients(q, psi, e),
+            (Some(_), None) => panic!("ultrasoft forces need the bands' eigenvalues"),
+            _ => self.coefficients(psi, weights).0,
+        };
         // Per direction and projector: this rank's rows' share, summed over the group once.
         let mut per_column = Vec::with_capacity(3 * self.nproj());
         for dir in 0..3 {
@@ -579,6 +585,21 @@ impl<T: BandScalar> KProjectors<T> {
             }
         }
         forces
+    }
+
+    /// `(D - e_n q) C` with `C = P^H psi`, D the screened coupling and `e_n` the bands'
+    /// eigenvalues.
+    fn generalised_coefficients(&self, q: &Mat<T>, psi: MatRef<'_, T>, e: &[f64]) -> Mat<T> {
+        let c = self.project(psi);
+        let screened = self.screened.read().unwrap_or_else(|e| e.into_inner());
+        let mut dc = matmul(screened.as_ref().unwrap_or(&self.d).as_ref(), c.as_ref());
+        let qc = matmul(q.as_ref(), c.as_ref());
+        for (n, &en) in e.iter().enumerate() {
+            for i in 0..dc.nrows() {
+                dc[(i, n)] -= qc[(i, n)].scale(en);
+            }
+        }
+        dc
     }
 
     /// Strain derivative `dE_nl/d eps_ab` (Ha) of one k-point (same arguments as
@@ -803,12 +824,12 @@ impl<'a, T: BandScalar> Nonlocal<'a, T> {
         })
     }
 
-    /// Call `f(k-point, its projectors, band block, band weights)` for every (spin, k) block
-    /// this rank computes, timed as block work.
+    /// Call `f(k-point, its projectors, (spin, k), band block, band weights)` for every
+    /// (spin, k) block this rank computes, timed as block work.
     fn for_each_block(
         &self,
         b: Bands<'_, T>,
-        mut f: impl FnMut(&Kpoint, &KProjectors<T>, MatRef<'_, T>, &[f64]),
+        mut f: impl FnMut(&Kpoint, &KProjectors<T>, (usize, usize), MatRef<'_, T>, &[f64]),
     ) {
         let (basis, par) = (self.basis, &*self.basis.parallel);
         par.time_block_work(|| {
@@ -829,7 +850,7 @@ impl<'a, T: BandScalar> Nonlocal<'a, T> {
                 let _whole = proj.keep_whole();
                 for (sp, (psi_s, w_s)) in b.psi.iter().zip(b.weights).enumerate() {
                     if par.owns(sp, k) {
-                        f(kpt, proj, psi_s[k].as_ref(), &w_s[k]);
+                        f(kpt, proj, (sp, k), psi_s[k].as_ref(), &w_s[k]);
                     }
                 }
             }
@@ -878,7 +899,7 @@ impl<T: BandScalar> Term<T> for Nonlocal<'_, T> {
             return Some(Share::Whole(0.0));
         };
         let mut e = 0.0;
-        self.for_each_block(b, |_, proj, x, w| {
+        self.for_each_block(b, |_, proj, _, x, w| {
             let nl = proj.band_energies(x);
             e += nl.iter().zip(w).map(|(e, w)| w * e).sum::<f64>();
         });
@@ -888,8 +909,14 @@ impl<T: BandScalar> Term<T> for Nonlocal<'_, T> {
     fn forces(&self, s: &State<'_, T>) -> Option<Share<Vec<[f64; 3]>>> {
         let b = s.bands?;
         let mut out = vec![[0.0; 3]; s.model.crystal.atoms.len()];
-        self.for_each_block(b, |kpt, proj, x, w| {
-            let f = proj.forces(s.model, kpt, x, w);
+        let screening = self.screening.read().unwrap_or_else(|e| e.into_inner());
+        self.for_each_block(b, |kpt, proj, (sp, k), x, w| {
+            // The coupling of this block's spin (ultrasoft: screened by its potential).
+            if let Some(delta) = &*screening {
+                proj.screen(&delta[sp]);
+            }
+            let e = b.eigenvalues.map(|e| e[sp][k].as_slice());
+            let f = proj.forces(s.model, kpt, x, w, e);
             for (o, v) in out.iter_mut().zip(&f) {
                 (0..3).for_each(|c| o[c] += v[c]);
             }
@@ -901,7 +928,7 @@ impl<T: BandScalar> Term<T> for Nonlocal<'_, T> {
         let b = s.bands?;
         let mut out = [[0.0; 3]; 3];
         let omega = s.basis.volume;
-        self.for_each_block(b, |kpt, proj, x, w| {
+        self.for_each_block(b, |kpt, proj, _, x, w| {
             let de = proj.strain_derivative(s.model, kpt, omega, x, w);
             for (o, d) in out.iter_mut().flatten().zip(de.iter().flatten()) {
                 *o -= d / omega;

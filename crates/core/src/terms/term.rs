@@ -36,6 +36,9 @@ pub struct Bands<'a, T: BandScalar> {
     pub psi: &'a [Vec<Mat<T>>],
     /// Band weights per spin channel and k-point.
     pub weights: &'a [Vec<Vec<f64>>],
+    /// The bands' eigenvalues per spin channel and k-point (this rank's bands, Ha), where
+    /// known: the forces of ultrasoft species need them.
+    pub eigenvalues: Option<&'a [Vec<Vec<f64>>]>,
 }
 
 /// Band weights (k-point weight times occupation) of every (spin, k) for occupations
@@ -68,6 +71,9 @@ pub struct State<'a, T: BandScalar> {
     pub core: Option<&'a (Vec<Complex64>, Vec<f64>)>,
     /// The occupied bands (None for density-only uses such as the potential).
     pub bands: Option<Bands<'a, T>>,
+    /// The density terms' summed local potential of `rho` per spin channel at this rank's
+    /// grid points (Ha), where the driver has it: the augmentation forces read it.
+    pub local_potential: Option<&'a [Vec<f64>]>,
     /// -TS of the occupations (Ha).
     pub minus_ts: f64,
     /// Whether a hybrid's exact exchange is on: its semilocal part then has the exchange
@@ -224,6 +230,9 @@ pub fn standard<'a, T: BandScalar + 'a>(
     ];
     if model.hybrid.is_some() {
         terms.push(Box::new(super::exact_exchange::ExactExchange));
+    }
+    if let Some(charges) = crate::augmentation::AugmentationCharges::new(model, basis) {
+        terms.push(Box::new(super::augmentation::Augmentation::new(charges)));
     }
     terms.push(Box::new(super::ewald::Ewald::new(model)));
     terms.push(Box::new(super::core_correction::CoreCorrection));

@@ -1,0 +1,40 @@
+//! The augmentation term of ultrasoft species: the forces of their augmentation charges,
+//! which move with their atoms through the local potential (`-Σ becsum ∂ΔD/∂τ`,
+//! [`crate::augmentation::AugmentationCharges::forces`]). Its energy is already in the local,
+//! Hartree and XC terms (they see the augmented density), and its potential acts through the
+//! screened coupling of the nonlocal term, so it has neither of its own.
+//!
+//! Contract: forces need the bands and the state's local potential
+//! ([`State::local_potential`]); without either the term gives none.
+
+use super::term::{Share, State, Term};
+use crate::augmentation::{becsum, AugmentationCharges};
+use crate::bands::BandScalar;
+
+/// The augmentation term (present only with ultrasoft species).
+pub struct Augmentation {
+    charges: AugmentationCharges,
+}
+
+impl Augmentation {
+    /// The term of a model's charges on its basis.
+    pub fn new(charges: AugmentationCharges) -> Self {
+        Self { charges }
+    }
+}
+
+impl<T: BandScalar> Term<T> for Augmentation {
+    fn name(&self) -> &'static str {
+        "augmentation"
+    }
+
+    fn forces(&self, s: &State<'_, T>) -> Option<Share<Vec<[f64; 3]>>> {
+        let (bands, v) = (s.bands?, s.local_potential?);
+        let fields: Vec<&[f64]> = v.iter().map(Vec::as_slice).collect();
+        let v_g = s.basis.rho_to_sphere_many(&fields);
+        let b = becsum(s.model, s.basis, &self.charges, bands.psi, bands.weights);
+        Some(Share::Whole(
+            self.charges.forces(s.model, s.basis, &v_g, &b),
+        ))
+    }
+}
