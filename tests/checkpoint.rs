@@ -187,6 +187,7 @@ fn a_checkpoint_maps_onto_another_cutoff_and_a_strained_cell() {
         let variant = |restart: Option<&Path>| {
             let mut spec = input::load(&common::case_input(case)).unwrap();
             spec.ecut *= ecut_scale;
+            spec.ecut_rho = spec.ecut_rho.map(|r| r * ecut_scale);
             for row in spec.lattice.iter_mut() {
                 row.iter_mut().for_each(|x| *x *= strain);
             }

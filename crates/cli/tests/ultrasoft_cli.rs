@@ -2,35 +2,27 @@
 //! pslibrary's Si with Q_ij in `q_with_l` form and a core charge, ecutrho = 8 ecutwfc):
 //! - si2_pbe_us: the total energy and its terms, every k-point's plane waves and eigenvalues,
 //!   on one rank and on two in-process ranks sharing the G-vectors or the bands;
-//! - si2_pbe_us_displaced: the energy and the forces (augmentation terms included), serial
-//!   and in band groups.
+//! - si2_pbe_us_displaced: the energy, forces and stress (augmentation terms included),
+//!   serial and in band groups.
 //!
-//! The stress is not written yet: the inputs as pw.x ran them (they ask for it) are refused
-//! by name.
+//! And a file whose augmentation section is cut short is refused with one message naming it.
 
 use serde_json::Value;
 use std::path::PathBuf;
 
 mod common;
 
-/// A folder with `case`'s input as pw.x ran it (`qe.in`) and as planewave runs it here
-/// (`pw.in`: the forces only), and the pseudopotential.
+const PSEUDO: &str = "Si.pbe-nl-rrkjus_psl.1.0.0.UPF";
+
+/// A folder with `case`'s input as pw.x ran it and the pseudopotential.
 fn folder(case: &str) -> PathBuf {
-    let dir = common::case_folder(
+    common::case_folder(
         &format!("ultrasoft-{case}"),
         &[
-            (&format!("tests/data/uspp/{case}/pw.in"), "qe.in"),
-            (
-                "tests/data/uspp/Si.pbe-nl-rrkjus_psl.1.0.0.UPF",
-                "Si.pbe-nl-rrkjus_psl.1.0.0.UPF",
-            ),
+            (&format!("tests/data/uspp/{case}/pw.in"), "pw.in"),
+            (&format!("tests/data/uspp/{PSEUDO}"), PSEUDO),
         ],
-    );
-    let text = std::fs::read_to_string(dir.join("qe.in")).unwrap();
-    let asked = "tprnfor=.true., tstress=.true.";
-    assert!(text.contains(asked));
-    std::fs::write(dir.join("pw.in"), text.replace(asked, "tprnfor=.true.")).unwrap();
-    dir
+    )
 }
 
 fn reference(case: &str) -> Value {
@@ -128,6 +120,19 @@ fn forces(doc: &Value) -> Vec<[f64; 3]> {
         .collect()
 }
 
+/// The stress tensor's rows.
+fn stress(doc: &Value) -> Vec<[f64; 3]> {
+    let rows = doc["stress_ha_per_bohr3"].as_array();
+    rows.or(doc["stress_ha_bohr3"].as_array())
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let r = numbers(r);
+            [r[0], r[1], r[2]]
+        })
+        .collect()
+}
+
 fn largest_difference(a: &[[f64; 3]], b: &[[f64; 3]]) -> f64 {
     a.iter()
         .flatten()
@@ -137,7 +142,7 @@ fn largest_difference(a: &[[f64; 3]], b: &[[f64; 3]]) -> f64 {
 }
 
 #[test]
-fn ultrasoft_forces_match_qe_with_their_augmentation_terms() {
+fn ultrasoft_forces_and_stress_match_qe_with_their_augmentation_terms() {
     let case = "si2_pbe_us_displaced";
     let dir = folder(case);
     let ((_, doc), qe) = (results(&dir, &[]), reference(case));
@@ -148,21 +153,42 @@ fn ultrasoft_forces_match_qe_with_their_augmentation_terms() {
     let worst = largest_difference(&f, &f_qe);
     assert!(worst < 1e-7, "forces {f:?} against QE's {f_qe:?}");
     assert!(doc["force_terms_ha_per_bohr"]["augmentation"].is_array());
+    // QE prints the stress to 5e-9 Ry/bohr³.
+    let (s, s_qe) = (stress(&doc), stress(&qe));
+    let worst = largest_difference(&s, &s_qe);
+    assert!(worst < 1e-8, "stress {s:?} against QE's {s_qe:?}");
 
     let args = ["--ranks", "2", "--kpoint-groups", "1", "--band-groups", "2"];
-    let other = forces(&results(&dir, &args).1);
-    let worst = largest_difference(&other, &f);
-    assert!(worst < 1e-8, "band groups: forces {other:?} against {f:?}");
+    let other = results(&dir, &args).1;
+    let worst = largest_difference(&forces(&other), &f);
+    assert!(
+        worst < 1e-8,
+        "band groups: forces {:?} against {f:?}",
+        forces(&other)
+    );
+    let worst = largest_difference(&stress(&other), &s);
+    assert!(
+        worst < 1e-10,
+        "band groups: stress {:?} against {s:?}",
+        stress(&other)
+    );
 }
 
 #[test]
-fn the_stress_with_ultrasoft_files_is_refused_by_name() {
+fn a_cut_augmentation_section_is_refused_naming_the_file() {
     let dir = folder("si2_pbe_us");
-    let out = common::run_in(&dir, "qe.in", &[]);
+    let path = dir.join(PSEUDO);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let at = text.find("<PP_QIJL.1.2.0").unwrap();
+    let line_end = at + text[at..].find('\n').unwrap() + 1;
+    let next_end = line_end + text[line_end..].find('\n').unwrap() + 1;
+    std::fs::write(&path, format!("{}{}", &text[..line_end], &text[next_end..])).unwrap();
+    let out = common::run_in(&dir, "pw.in", &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("qe.in:4: tstress: the stress with ultrasoft pseudopotentials"),
+        err.contains(PSEUDO) && err.contains("PP_QIJL.1.2.0"),
         "{err}"
     );
+    assert_eq!(err.matches("error").count(), 1, "{err}");
 }

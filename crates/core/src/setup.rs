@@ -51,8 +51,8 @@ fn err(spec: &RunSpec, key: &str, msg: impl Into<String>, hint: impl Into<String
         .with_hint(hint)
 }
 
-/// What ultrasoft species cannot do yet, refused by the key that asks for it: stress (its
-/// augmentation terms are not written yet) and hybrid functionals.
+/// What ultrasoft species cannot do yet, refused by the key that asks for it: hybrid
+/// functionals.
 fn refuse_with_ultrasoft(spec: &RunSpec, model: &Model) -> Result<(), InputError> {
     let Some(sp) = model
         .species
@@ -61,21 +61,8 @@ fn refuse_with_ultrasoft(spec: &RunSpec, model: &Model) -> Result<(), InputError
     else {
         return Ok(());
     };
-    let file = sp.path.display();
-    if spec.properties.stress {
-        let (key, hint) = if spec.qe.is_some() {
-            (
-                "tstress",
-                "set tstress = .false. (and use calculation = 'scf' or 'relax')",
-            )
-        } else {
-            ("properties.stress", "set stress = false in [properties]")
-        };
-        let msg =
-            format!("the stress with ultrasoft pseudopotentials ({file}) is not implemented yet");
-        return Err(err(spec, key, msg, hint));
-    }
     if spec.hybrid.is_some() {
+        let file = sp.path.display();
         let msg = format!(
             "hybrid functionals with ultrasoft pseudopotentials ({file}) are not implemented"
         );
@@ -114,6 +101,20 @@ pub fn build_following(
 ) -> Result<Setup, InputError> {
     let mut warnings = Vec::new();
     let mut notes = Vec::new();
+    let c = cutoffs(&spec);
+    if c.rho.is_nan() || c.rho < 4.0 * c.wfc * (1.0 - 1e-9) {
+        let msg = format!(
+            "the density cutoff {} Ha is below 4 times the wavefunction cutoff, {} Ha",
+            c.rho,
+            4.0 * c.wfc
+        );
+        return Err(err(
+            &spec,
+            spec.key_names().ecut_rho,
+            msg,
+            "raise the density cutoff or leave it out",
+        ));
+    }
     let species = species_on(&spec, world.as_ref(), &mut warnings)?;
     let crystal = crystal_of(&spec, &species)?;
     let functional = functional_of(&spec, &species)?;

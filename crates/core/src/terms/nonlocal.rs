@@ -566,11 +566,7 @@ impl<T: BandScalar> KProjectors<T> {
         if self.nproj() == 0 {
             return forces;
         }
-        let dc = match (&self.q, eigenvalues) {
-            (Some(q), Some(e)) => self.generalised_coefficients(q, psi, e),
-            (Some(_), None) => panic!("ultrasoft forces need the bands' eigenvalues"),
-            _ => self.coefficients(psi, weights).0,
-        };
+        let (dc, _) = self.band_coefficients(psi, weights, eigenvalues);
         // Per direction and projector: this rank's rows' share, summed over the group once.
         let mut per_column = Vec::with_capacity(3 * self.nproj());
         for dir in 0..3 {
@@ -587,9 +583,19 @@ impl<T: BandScalar> KProjectors<T> {
         forces
     }
 
-    /// `(D - e_n q) C` with `C = P^H psi`, D the screened coupling and `e_n` the bands'
-    /// eigenvalues.
-    fn generalised_coefficients(&self, q: &Mat<T>, psi: MatRef<'_, T>, e: &[f64]) -> Mat<T> {
+    /// [`Self::coefficients`], or with ultrasoft species `(D - e_n q) C` (D screened, `e_n`
+    /// the bands' `eigenvalues`) and `sum_n w_n <psi_n|P (D - e_n q) P^H|psi_n>`: what the
+    /// forces and stress of a generalised eigenproblem contract with.
+    fn band_coefficients(
+        &self,
+        psi: MatRef<'_, T>,
+        weights: &[f64],
+        eigenvalues: Option<&[f64]>,
+    ) -> (Mat<T>, f64) {
+        let Some(q) = &self.q else {
+            return self.coefficients(psi, weights);
+        };
+        let e = eigenvalues.expect("ultrasoft forces and stress need the bands' eigenvalues");
         let c = self.project(psi);
         let screened = self.screened.read().unwrap_or_else(|e| e.into_inner());
         let mut dc = matmul(screened.as_ref().unwrap_or(&self.d).as_ref(), c.as_ref());
@@ -599,7 +605,11 @@ impl<T: BandScalar> KProjectors<T> {
                 dc[(i, n)] -= qc[(i, n)].scale(en);
             }
         }
-        dc
+        let energy = contract(c.as_ref(), dc.as_ref(), weights)
+            .iter()
+            .sum::<f64>()
+            / 2.0;
+        (dc, energy)
     }
 
     /// Strain derivative `dE_nl/d eps_ab` (Ha) of one k-point (same arguments as
@@ -609,14 +619,14 @@ impl<T: BandScalar> KProjectors<T> {
         model: &Model,
         kpt: &Kpoint,
         volume: f64,
-        psi: MatRef<'_, T>,
-        weights: &[f64],
+        (psi, weights): (MatRef<'_, T>, &[f64]),
+        eigenvalues: Option<&[f64]>,
     ) -> [[f64; 3]; 3] {
         let mut de = [[0.0; 3]; 3];
         if self.nproj() == 0 {
             return de;
         }
-        let (dc, e_nl) = self.coefficients(psi, weights);
+        let (dc, e_nl) = self.band_coefficients(psi, weights, eigenvalues);
         let pairs: Vec<(usize, usize)> = (0..3).flat_map(|a| (a..3).map(move |b| (a, b))).collect();
         let parts: Vec<Part> = pairs.iter().map(|&(a, b)| Part::Strain(a, b)).collect();
         // The six derivative matrices block by block from per-species shapes, like P.
@@ -928,8 +938,13 @@ impl<T: BandScalar> Term<T> for Nonlocal<'_, T> {
         let b = s.bands?;
         let mut out = [[0.0; 3]; 3];
         let omega = s.basis.volume;
-        self.for_each_block(b, |kpt, proj, _, x, w| {
-            let de = proj.strain_derivative(s.model, kpt, omega, x, w);
+        let screening = self.screening.read().unwrap_or_else(|e| e.into_inner());
+        self.for_each_block(b, |kpt, proj, (sp, k), x, w| {
+            if let Some(delta) = &*screening {
+                proj.screen(&delta[sp]);
+            }
+            let e = b.eigenvalues.map(|e| e[sp][k].as_slice());
+            let de = proj.strain_derivative(s.model, kpt, omega, (x, w), e);
             for (o, d) in out.iter_mut().flatten().zip(de.iter().flatten()) {
                 *o -= d / omega;
             }
