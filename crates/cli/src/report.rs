@@ -131,6 +131,9 @@ fn memory_parts(s: &Setup) -> String {
     if p.exchange > 0.0 {
         parts.push(format!("exact exchange {:.1}", mib(p.exchange)));
     }
+    if p.augmentation > 0.0 {
+        parts.push(format!("augmentation charges {:.1}", mib(p.augmentation)));
+    }
     parts.push(format!("program and libraries {:.1}", mib(p.base)));
     let mpi = s.memory_estimate - p.total();
     if mpi > 0.0 {

@@ -8,35 +8,6 @@ mod common;
 
 const DATA: &str = "tests/data/qe/si2_pbe_dojo_ecutrho";
 
-/// The numbers after `=` on the lines of `text` that contain `key`.
-fn numbers_after(text: &str, key: &str) -> Vec<Vec<f64>> {
-    text.lines()
-        .filter(|l| l.contains(key))
-        .map(|l| {
-            let tail = l.rsplit('=').next().unwrap();
-            tail.split_whitespace()
-                .filter_map(|x| x.parse().ok())
-                .collect()
-        })
-        .collect()
-}
-
-/// QE's total stress (Ry/bohr³ columns of the three rows after the header).
-fn qe_stress(text: &str) -> Vec<Vec<f64>> {
-    let at = text.find("total   stress").unwrap();
-    text[at..]
-        .lines()
-        .skip(1)
-        .take(3)
-        .map(|l| {
-            l.split_whitespace()
-                .take(3)
-                .map(|x| x.parse().unwrap())
-                .collect()
-        })
-        .collect()
-}
-
 #[test]
 fn ecutrho_above_four_ecutwfc_gives_qe_s_energy_forces_and_stress() {
     let dir = common::case_folder(
@@ -61,11 +32,11 @@ fn ecutrho_above_four_ecutwfc_gives_qe_s_energy_forces_and_stress() {
     assert_eq!(doc["fft_grid"], serde_json::json!([36, 36, 36]));
     assert_eq!(doc["ecut_rho_ha"], 120.0);
 
-    let e_qe = numbers_after(&qe, "!    total energy")[0][0] / 2.0;
+    let e_qe = common::numbers_after(&qe, "!    total energy")[0][0] / 2.0;
     let e = doc["total_energy_ha"].as_f64().unwrap();
     assert!((e - e_qe).abs() < 2e-8, "energy {e} Ha against QE's {e_qe}");
 
-    let f_qe = numbers_after(&qe, "type  1   force =");
+    let f_qe = common::numbers_after(&qe, "type  1   force =");
     let forces = doc["forces_ha_per_bohr"].as_array().unwrap();
     for (ours, theirs) in forces.iter().zip(&f_qe[..2]) {
         for (a, b) in ours.as_array().unwrap().iter().zip(theirs) {
@@ -77,7 +48,7 @@ fn ecutrho_above_four_ecutwfc_gives_qe_s_energy_forces_and_stress() {
             );
         }
     }
-    let s_qe = qe_stress(&qe);
+    let s_qe = common::qe_stress(&qe);
     let stress = doc["stress_ha_per_bohr3"].as_array().unwrap();
     for (ours, theirs) in stress.iter().zip(&s_qe) {
         for (a, b) in ours.as_array().unwrap().iter().zip(theirs) {

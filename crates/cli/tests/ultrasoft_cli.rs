@@ -3,7 +3,9 @@
 //! - si2_pbe_us: the total energy and its terms, every k-point's plane waves and eigenvalues,
 //!   on one rank and on two in-process ranks sharing the G-vectors or the bands;
 //! - si2_pbe_us_displaced: the energy, forces and stress (augmentation terms included),
-//!   serial and in band groups.
+//!   serial and in band groups;
+//! - si2_pbe_us_gamma: the same at Γ alone with cold smearing (real wavefunctions), against
+//!   pw.x's own Γ path; `check` names the augmentation charges' memory.
 //!
 //! And a file whose augmentation section is cut short is refused with one message naming it.
 
@@ -172,6 +174,54 @@ fn ultrasoft_forces_and_stress_match_qe_with_their_augmentation_terms() {
         "band groups: stress {:?} against {s:?}",
         stress(&other)
     );
+}
+
+#[test]
+fn ultrasoft_gamma_point_with_smearing_matches_qe_s_gamma_tricks() {
+    let case = "si2_pbe_us_gamma";
+    let dir = common::case_folder(
+        &format!("ultrasoft-{case}"),
+        &[
+            (&format!("tests/data/uspp/{case}/pw.in"), "pw.in"),
+            (&format!("tests/data/uspp/{PSEUDO}"), PSEUDO),
+        ],
+    );
+    let path = format!(
+        "{}/../../tests/data/uspp/{case}/pw.out",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let qe = std::fs::read_to_string(path).unwrap();
+    let (_, doc) = results(&dir, &[]);
+    let e = doc["total_energy_ha"].as_f64().unwrap();
+    let e_qe = common::numbers_after(&qe, "!    total energy")[0][0] / 2.0;
+    assert!((e - e_qe).abs() < 2e-8, "energy {e} Ha against QE's {e_qe}");
+    let ry_rows = |rows: Vec<Vec<f64>>| -> Vec<[f64; 3]> {
+        rows.iter()
+            .map(|r| [r[0] / 2.0, r[1] / 2.0, r[2] / 2.0])
+            .collect()
+    };
+    let f_qe = ry_rows(common::numbers_after(&qe, "type  1   force =")[..2].to_vec());
+    let worst = largest_difference(&forces(&doc), &f_qe);
+    assert!(
+        worst < 1e-7,
+        "forces {:?} against QE's {f_qe:?}",
+        forces(&doc)
+    );
+    let s_qe = ry_rows(common::qe_stress(&qe));
+    let worst = largest_difference(&stress(&doc), &s_qe);
+    assert!(
+        worst < 1e-8,
+        "stress {:?} against QE's {s_qe:?}",
+        stress(&doc)
+    );
+
+    let check = std::process::Command::new(env!("CARGO_BIN_EXE_planewave"))
+        .args(["check", "pw.in"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let log = common::ok(&check);
+    assert!(log.contains("augmentation charges"), "{log}");
 }
 
 #[test]

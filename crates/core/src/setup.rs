@@ -659,6 +659,9 @@ pub struct MemoryParts {
     pub grids: f64,
     /// A hybrid's exchange (bytes; 0 otherwise).
     pub exchange: f64,
+    /// Ultrasoft augmentation charges (bytes; 0 otherwise): two tables of Y_LM on the density
+    /// sphere and one sphere per pair of a species while the density is formed.
+    pub augmentation: f64,
     /// Program, libraries and thread stacks (bytes).
     pub base: f64,
     /// (Spin, k) blocks held by this rank.
@@ -672,7 +675,12 @@ pub struct MemoryParts {
 impl MemoryParts {
     /// Bytes in all.
     pub fn total(&self) -> f64 {
-        self.kpoint_bands + self.working_set + self.grids + self.exchange + self.base
+        self.kpoint_bands
+            + self.working_set
+            + self.grids
+            + self.exchange
+            + self.augmentation
+            + self.base
     }
 }
 
@@ -740,11 +748,33 @@ pub fn memory_parts(
         working_set,
         grids,
         exchange,
+        augmentation: augmentation_bytes(model, rho) / g,
         base,
         blocks: blocks as usize,
         nbands,
         plane_waves: npw_est,
     }
+}
+
+/// The augmentation charges' memory (bytes, the whole density sphere of `ecut_rho`): the
+/// Y_LM tables (L ≤ 6) of the SCF and of the augmentation term, and the pairs of the largest
+/// species held at once while the density is formed.
+fn augmentation_bytes(model: &Model, ecut_rho: f64) -> f64 {
+    let pairs = model
+        .species
+        .iter()
+        .filter(|s| s.pseudo.augmentation().is_some())
+        .map(|s| {
+            let n: usize = s.pseudo.projectors.iter().map(|p| 2 * p.l + 1).sum();
+            (n * (n + 1) / 2) as f64
+        })
+        .fold(0.0, f64::max);
+    if pairs == 0.0 {
+        return 0.0;
+    }
+    let sphere =
+        model.crystal.volume * (2.0 * ecut_rho).powf(1.5) / (6.0 * std::f64::consts::PI.powi(2));
+    sphere * (2.0 * 49.0 * 8.0 + pairs * 16.0)
 }
 
 /// Share of this machine's memory a run may plan to use; the rest is the margin for the

@@ -125,3 +125,32 @@ pub fn cube_values(text: &str, atoms: usize) -> Vec<f64> {
         .flat_map(|l| l.split_whitespace().map(|x| x.parse::<f64>().unwrap()))
         .collect()
 }
+
+/// The numbers after the last `=` on the lines of a pw.x output `text` that contain `key`.
+pub fn numbers_after(text: &str, key: &str) -> Vec<Vec<f64>> {
+    text.lines()
+        .filter(|l| l.contains(key))
+        .map(|l| {
+            let tail = l.rsplit('=').next().unwrap();
+            tail.split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect()
+        })
+        .collect()
+}
+
+/// pw.x's total stress: the Ry/bohr³ columns of the three rows after its header.
+pub fn qe_stress(text: &str) -> Vec<Vec<f64>> {
+    let at = text.find("total   stress").unwrap();
+    text[at..]
+        .lines()
+        .skip(1)
+        .take(3)
+        .map(|l| {
+            l.split_whitespace()
+                .take(3)
+                .map(|x| x.parse().unwrap())
+                .collect()
+        })
+        .collect()
+}
