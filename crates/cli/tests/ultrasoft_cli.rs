@@ -5,7 +5,8 @@
 //! - si2_pbe_us_displaced: the energy, forces and stress (augmentation terms included),
 //!   serial and in band groups;
 //! - si2_pbe_us_gamma: the same at Γ alone with cold smearing (real wavefunctions), against
-//!   pw.x's own Γ path; `check` names the augmentation charges' memory.
+//!   pw.x's own Γ path; `check` names the augmentation charges' memory;
+//! - h2o_us_gth_gamma: ultrasoft O in the older `PP_QIJ` layout with norm-conserving GTH H.
 //!
 //! And a file whose augmentation section is cut short is refused with one message naming it.
 
@@ -176,16 +177,13 @@ fn ultrasoft_forces_and_stress_match_qe_with_their_augmentation_terms() {
     );
 }
 
-#[test]
-fn ultrasoft_gamma_point_with_smearing_matches_qe_s_gamma_tricks() {
-    let case = "si2_pbe_us_gamma";
-    let dir = common::case_folder(
-        &format!("ultrasoft-{case}"),
-        &[
-            (&format!("tests/data/uspp/{case}/pw.in"), "pw.in"),
-            (&format!("tests/data/uspp/{PSEUDO}"), PSEUDO),
-        ],
-    );
+/// `case`'s run (files: its pseudopotentials' paths in the repository and names) against
+/// pw.x's output `pw.out`: energy, forces less their mean, stress. Returns the folder.
+fn matches_qe_output(case: &str, pseudos: &[(&str, &str)]) -> PathBuf {
+    let input = format!("tests/data/uspp/{case}/pw.in");
+    let mut files = vec![(input.as_str(), "pw.in")];
+    files.extend_from_slice(pseudos);
+    let dir = common::case_folder(&format!("ultrasoft-{case}"), &files);
     let path = format!(
         "{}/../../tests/data/uspp/{case}/pw.out",
         env!("CARGO_MANIFEST_DIR")
@@ -194,27 +192,37 @@ fn ultrasoft_gamma_point_with_smearing_matches_qe_s_gamma_tricks() {
     let (_, doc) = results(&dir, &[]);
     let e = doc["total_energy_ha"].as_f64().unwrap();
     let e_qe = common::numbers_after(&qe, "!    total energy")[0][0] / 2.0;
-    assert!((e - e_qe).abs() < 2e-8, "energy {e} Ha against QE's {e_qe}");
-    let ry_rows = |rows: Vec<Vec<f64>>| -> Vec<[f64; 3]> {
+    assert!(
+        (e - e_qe).abs() < 2e-8,
+        "{case}: energy {e} Ha against QE's {e_qe}"
+    );
+    let ry_rows = |rows: &[Vec<f64>]| -> Vec<[f64; 3]> {
         rows.iter()
             .map(|r| [r[0] / 2.0, r[1] / 2.0, r[2] / 2.0])
             .collect()
     };
-    let f_qe = ry_rows(common::numbers_after(&qe, "type  1   force =")[..2].to_vec());
+    let natoms = doc["forces_ha_per_bohr"].as_array().unwrap().len();
+    let f_qe = ry_rows(&common::numbers_after(&qe, "   force =")[..natoms]);
     let worst = largest_difference(&forces(&doc), &f_qe);
     assert!(
         worst < 1e-7,
-        "forces {:?} against QE's {f_qe:?}",
+        "{case}: forces {:?} against QE's {f_qe:?}",
         forces(&doc)
     );
-    let s_qe = ry_rows(common::qe_stress(&qe));
+    let s_qe = ry_rows(&common::qe_stress(&qe));
     let worst = largest_difference(&stress(&doc), &s_qe);
     assert!(
         worst < 1e-8,
-        "stress {:?} against QE's {s_qe:?}",
+        "{case}: stress {:?} against QE's {s_qe:?}",
         stress(&doc)
     );
+    dir
+}
 
+#[test]
+fn ultrasoft_gamma_point_with_smearing_matches_qe_s_gamma_tricks() {
+    let pseudo = format!("tests/data/uspp/{PSEUDO}");
+    let dir = matches_qe_output("si2_pbe_us_gamma", &[(&pseudo, PSEUDO)]);
     let check = std::process::Command::new(env!("CARGO_BIN_EXE_planewave"))
         .args(["check", "pw.in"])
         .current_dir(&dir)
@@ -222,6 +230,17 @@ fn ultrasoft_gamma_point_with_smearing_matches_qe_s_gamma_tricks() {
         .unwrap();
     let log = common::ok(&check);
     assert!(log.contains("augmentation charges"), "{log}");
+}
+
+#[test]
+fn ultrasoft_and_norm_conserving_species_mix() {
+    matches_qe_output(
+        "h2o_us_gth_gamma",
+        &[
+            ("tests/data/uspp/O.pbe-rrkjus.UPF", "O.pbe-rrkjus.UPF"),
+            ("tests/data/pseudos/gth/H-q1.pbe.gth", "H-q1.pbe.gth"),
+        ],
+    );
 }
 
 #[test]
