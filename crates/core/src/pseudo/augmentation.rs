@@ -152,9 +152,39 @@ impl Augmentation {
     }
 
     /// Tabulate every radial integral up to `qmax` (1/bohr).
+    /// The Bessel functions j_L(q r) are formed once per q and L for every channel of that
+    /// L (a species has 13 channels of 3 L's: 4 times fewer than one per channel).
     pub fn tabulate(&mut self, qmax: f64) {
-        let table = QTable::new(self.channels.len(), qmax, |c, q| self.qrad_direct(c, q));
-        self.table = Some(table);
+        use rayon::prelude::*;
+        let n = QTable::points(qmax);
+        let big_ls: Vec<usize> = (0..=LMAX_PRODUCT)
+            .filter(|l| self.channels.iter().any(|c| c.l == *l))
+            .collect();
+        // Per q point, every channel's integral.
+        let columns: Vec<Vec<f64>> = (0..n)
+            .into_par_iter()
+            .map(|j| {
+                let q = QTable::q_of(j);
+                let mut out = vec![0.0; self.channels.len()];
+                for &l in &big_ls {
+                    let bessel: Vec<f64> = self.r.iter().map(|r| sph_bessel(l, q * r)).collect();
+                    for (o, c) in out.iter_mut().zip(&self.channels) {
+                        if c.l == l {
+                            *o = self.weighted[c.func]
+                                .iter()
+                                .zip(&bessel)
+                                .map(|(w, b)| w * b)
+                                .sum();
+                        }
+                    }
+                }
+                out
+            })
+            .collect();
+        let values = (0..self.channels.len())
+            .map(|c| columns.iter().map(|col| col[c]).collect())
+            .collect();
+        self.table = Some(QTable::from_values(values));
     }
 
     /// `int_0^{r(kkbeta)} r^2 Q^L_ij(r) j_L(q r) dr` for betas `i`, `j` (see the module doc).

@@ -55,16 +55,37 @@ const TABLE_DQ: f64 = 0.005;
 
 impl QTable {
     /// Tabulate `count` functions `f(i, q)` from q = 0 to beyond `qmax` with the step
-    /// `TABLE_DQ`.
-    pub(super) fn new(count: usize, qmax: f64, f: impl Fn(usize, f64) -> f64) -> Self {
-        let n = (qmax.max(0.0) / TABLE_DQ).ceil() as usize + 4;
+    /// `TABLE_DQ`, the points on rayon's threads.
+    pub(super) fn new(count: usize, qmax: f64, f: impl Fn(usize, f64) -> f64 + Sync) -> Self {
+        use rayon::prelude::*;
+        let n = Self::points(qmax);
         let values = (0..count)
-            .map(|i| (0..n).map(|j| f(i, j as f64 * TABLE_DQ)).collect())
+            .map(|i| {
+                (0..n)
+                    .into_par_iter()
+                    .map(|j| f(i, Self::q_of(j)))
+                    .collect()
+            })
             .collect();
+        Self::from_values(values)
+    }
+
+    /// The table of `values[i][j]` = f_i at [`Self::q_of`]`(j)`.
+    pub(super) fn from_values(values: Vec<Vec<f64>>) -> Self {
         QTable {
             dq: TABLE_DQ,
             values,
         }
+    }
+
+    /// Points of a table up to beyond `qmax`.
+    pub(super) fn points(qmax: f64) -> usize {
+        (qmax.max(0.0) / TABLE_DQ).ceil() as usize + 4
+    }
+
+    /// The q of point `j`.
+    pub(super) fn q_of(j: usize) -> f64 {
+        j as f64 * TABLE_DQ
     }
 
     /// Function `i` at `q` by 4-point Lagrange interpolation; None for q < 0 or beyond the
