@@ -302,6 +302,7 @@ fn fd_spec() -> RunSpec {
     let mut spec = load("qe/si2_lda_gth/pw.in");
     spec.atoms[1].frac = [0.27, 0.24, 0.255];
     spec.ecut = 0.1875 * 80.375;
+    spec.ecut_rho = None;
     spec.kpoints = Kpoints::MonkhorstPack {
         grid: [2, 2, 2],
         shift: [false; 3],

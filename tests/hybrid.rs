@@ -154,6 +154,7 @@ fn water_pbe0_same_on_gvector_groups_and_band_groups() {
     // A lower cutoff keeps this quick; the comparison is between layouts.
     let mut spec = load("qe/h2o_pbe0_gth_gamma/pw.in");
     spec.ecut = 10.0;
+    spec.ecut_rho = None;
     let serial = run(spec.clone(), Arc::new(Solo));
     for (n, bg) in [(2, 1), (3, 1), (2, 2)] {
         let mut spec = spec.clone();
@@ -303,6 +304,7 @@ fn water_pbe0_force_is_the_energy_derivative() {
     // a lower cutoff keeps it quick, tight tolerances keep the energies converged.
     let mut spec = load("qe/h2o_pbe0_gth_gamma/pw.in");
     spec.ecut = 15.0;
+    spec.ecut_rho = None;
     spec.scf.energy_tolerance = 1e-12;
     spec.scf.density_tolerance = 1e-8;
     let a = spec.lattice[0][0];

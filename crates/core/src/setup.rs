@@ -101,20 +101,7 @@ pub fn build_following(
 ) -> Result<Setup, InputError> {
     let mut warnings = Vec::new();
     let mut notes = Vec::new();
-    let c = cutoffs(&spec);
-    if c.rho.is_nan() || c.rho < 4.0 * c.wfc * (1.0 - 1e-9) {
-        let msg = format!(
-            "the density cutoff {} Ha is below 4 times the wavefunction cutoff, {} Ha",
-            c.rho,
-            4.0 * c.wfc
-        );
-        return Err(err(
-            &spec,
-            spec.key_names().ecut_rho,
-            msg,
-            "raise the density cutoff or leave it out",
-        ));
-    }
+    check_cutoffs(&spec)?;
     let species = species_on(&spec, world.as_ref(), &mut warnings)?;
     let crystal = crystal_of(&spec, &species)?;
     let functional = functional_of(&spec, &species)?;
@@ -1000,6 +987,25 @@ fn distribute(
     let bg = layout.band_groups;
     Parallel::over_kpoints(world, kg, bg, layout.order, basis, nspin, nbands, sum)
         .map_err(|e| err(spec, "parallel.kpoint_groups", e.to_string(), ""))
+}
+
+/// The density cutoff against the wavefunctions' (the input checks it too; a library caller
+/// may have changed either since): at least 4 times it, exactly that with a hybrid.
+fn check_cutoffs(spec: &RunSpec) -> Result<(), InputError> {
+    let c = cutoffs(spec);
+    let four = 4.0 * c.wfc;
+    let msg = if c.rho.is_nan() || c.rho < four * (1.0 - 1e-9) {
+        format!(
+            "the density cutoff {} Ha is below 4 times the wavefunction cutoff, {four} Ha",
+            c.rho
+        )
+    } else if spec.hybrid.is_some() && c.rho > four * (1.0 + 1e-9) {
+        format!("a hybrid functional needs the density cutoff at 4 times the wavefunction cutoff ({four} Ha), not {} Ha", c.rho)
+    } else {
+        return Ok(());
+    };
+    let hint = "set the density cutoff to 4 times the wavefunction cutoff or leave it out";
+    Err(err(spec, spec.key_names().ecut_rho, msg, hint))
 }
 
 /// The run's cutoffs: the wavefunctions' and the density's (4 times it unless given).

@@ -369,7 +369,7 @@ impl<T: BandScalar> KProjectors<T> {
     pub fn new(model: &Model, kpt: &Kpoint, volume: f64) -> Self {
         let cols = columns(model);
         let nproj = cols.len();
-        let d = coupling(model, &cols, |ps| Some(&ps.dij)).expect("every species has D");
+        let d = coupling(model, &cols, |ps| Some(&ps.dij)).unwrap_or_else(|| Mat::zeros(0, 0));
         let q = coupling(model, &cols, |ps| {
             ps.augmentation().map(|a| a.q_integrals())
         });
