@@ -6,6 +6,8 @@
 //!   serial and in band groups;
 //! - si2_pbe_us_gamma: the same at Γ alone with cold smearing (real wavefunctions), against
 //!   pw.x's own Γ path; `check` names the augmentation charges' memory;
+//! - si2_pbe_us_gamma_spin: the same with spin and a fixed moment of 2 μB (a screened
+//!   coupling per channel);
 //! - h2o_us_gth_gamma: ultrasoft O in the older `PP_QIJ` layout with norm-conserving GTH H.
 //!
 //! And a file whose augmentation section is cut short is refused with one message naming it.
@@ -230,6 +232,12 @@ fn ultrasoft_gamma_point_with_smearing_matches_qe_s_gamma_tricks() {
         .unwrap();
     let log = common::ok(&check);
     assert!(log.contains("augmentation charges"), "{log}");
+}
+
+#[test]
+fn ultrasoft_spin_channels_with_a_fixed_moment_match_qe() {
+    let pseudo = format!("tests/data/uspp/{PSEUDO}");
+    matches_qe_output("si2_pbe_us_gamma_spin", &[(&pseudo, PSEUDO)]);
 }
 
 #[test]
