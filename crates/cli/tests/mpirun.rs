@@ -1,6 +1,7 @@
 //! `planewave` under `mpirun` (built only with the `mpi` feature; `.ci/run` runs it):
 //! results on 2 and 4 MPI ranks equal the serial ones (a spin case, a k-point case, k-point
-//! groups x G-vector groups, and pure G-vector groups on the Γ-point real path), one
+//! groups x G-vector groups, pure G-vector groups on the Γ-point real path, and ultrasoft
+//! cases on G-vector, k-point and band groups), one
 //! message and exit code 2 for a bad input, for an error on one rank only and for a panic on
 //! one rank only, and never a hang; a QE workflow (SCF, bands step, bands.x) under mpirun.
 #![cfg(feature = "mpi")]
@@ -14,11 +15,23 @@ const BIN: &str = env!("CARGO_BIN_EXE_planewave");
 
 mod common;
 
-/// A reference case's input, or one made for the layout tests (tests/data/layout).
+/// A reference case's input, one made for the layout tests (tests/data/layout), or an
+/// ultrasoft case of tests/data/uspp (copied with the pseudopotentials to a scratch folder).
 fn case(name: &str) -> PathBuf {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
     let own = data.join("layout").join(format!("{name}.toml"));
-    if own.exists() {
+    let uspp = data.join("uspp");
+    if uspp.join(name).exists() {
+        let dir = scratch(&format!("uspp-{name}"));
+        std::fs::copy(uspp.join(name).join("pw.in"), dir.join("pw.in")).unwrap();
+        for f in std::fs::read_dir(&uspp).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_some_and(|e| e == "UPF") {
+                std::fs::copy(&f, dir.join(f.file_name().unwrap())).unwrap();
+            }
+        }
+        dir.join("pw.in")
+    } else if own.exists() {
         own
     } else {
         data.join("qe").join(name).join("pw.in")
@@ -227,6 +240,19 @@ fn band_groups_match_serial() {
     same_results_with("si8_pbe_nlcc_gamma", 4, &by_band, &[]);
     let kb = ["--kpoint-groups", "2", "--band-groups", "2"];
     same_results_with("si8_lda_gth_displaced", 4, &kb, &[]);
+}
+
+#[test]
+fn ultrasoft_cases_on_gvector_kpoint_and_band_groups_match_serial() {
+    // Γ with spin (G-vector groups of the real path), k-points (k-point groups), band groups.
+    same_results("si2_pbe_us_gamma_spin", 2);
+    same_results("si2_pbe_us", 2);
+    same_results_with(
+        "si2_pbe_us",
+        2,
+        &["--kpoint-groups", "1", "--band-groups", "2"],
+        &[],
+    );
 }
 
 /// The subspace eigenproblems through ScaLAPACK (forced: this case's matrices are below the

@@ -741,8 +741,8 @@ mod tests {
         }
         assert_eq!(
             n,
-            14,
-            "expected the 14 reference inputs under {}",
+            15,
+            "expected the 15 reference inputs under {}",
             root.display()
         );
     }

@@ -11,7 +11,7 @@
 //! Ultrasoft and PAW files (UPF v2) are read with their augmentation charges
 //! ([`UpfAugmentation`]: `PP_Q` and the `PP_QIJL` / `PP_QIJ` functions, unit-free);
 //! their kind is in [`UpfParsed::kind`]. Whether a kind can be used is for the
-//! caller to decide (the norm-conserving SCF refuses them, see `Pseudopotential`).
+//! caller to decide (the SCF takes ultrasoft files and refuses PAW, see `Pseudopotential`).
 //! UPF v1 reads norm-conserving files only. The `PP_PAW` section is not read.
 
 use super::{normalize_symbol, parse_f64, PseudoError};
@@ -486,11 +486,13 @@ fn parse_v2_impl(
         }
     };
     let ptype = get("pseudo_type")?.to_ascii_uppercase();
-    let kind = UpfKind::of(&ptype, get_bool("is_ultrasoft")?, get_bool("is_paw")?)
-        .ok_or_else(|| {
+    let kind =
+        UpfKind::of(&ptype, get_bool("is_ultrasoft")?, get_bool("is_paw")?).ok_or_else(|| {
             ctx.err_at(
                 hat,
-                format!("pseudo_type \"{ptype}\": only norm-conserving (NC) pseudopotentials are supported, not ultrasoft/PAW"),
+                format!(
+                    "pseudo_type \"{ptype}\": not a type planewave knows (NC, SL, US, USPP or PAW)"
+                ),
             )
         })?;
     if get_bool("has_so")? {
@@ -1019,7 +1021,7 @@ pub fn parse_v1(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
     if !ptype.eq_ignore_ascii_case("NC") && !ptype.eq_ignore_ascii_case("SL") {
         return Err(ctx.err_at(
             toff,
-            format!("pseudopotential type \"{ptype}\": only norm-conserving (NC) pseudopotentials are supported, not ultrasoft/PAW"),
+            format!("pseudopotential type \"{ptype}\": a UPF v1 file must be norm-conserving (NC); convert an ultrasoft or PAW one to UPF v2 with QE's upfconv.x"),
         ));
     }
     let (noff, nlcc_s) = h.first_token("the core-correction flag")?;
