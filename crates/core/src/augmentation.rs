@@ -145,36 +145,36 @@ impl AugmentationCharges {
     /// The augmentation density per spin channel on this rank's density-sphere entries
     /// (electrons/bohr³ as sphere coefficients) of `becsum`.
     pub fn density(&self, model: &Model, basis: &Basis, becsum: &Becsum) -> Vec<Vec<Complex64>> {
-        let n = basis.rho_g.len();
-        let mut q = vec![Complex64::new(0.0, 0.0); n];
-        becsum
-            .iter()
-            .map(|per_atom| {
-                let mut rho = vec![Complex64::new(0.0, 0.0); n];
-                for (sp, pairs) in self.species.iter().enumerate() {
-                    let Some(pairs) = pairs else { continue };
-                    // Per pair: Σ_a becsum_a,p e^{-iG·τ_a} (QE's aux2), then times Q_p.
-                    let mut weighted = vec![vec![Complex64::new(0.0, 0.0); n]; pairs.terms.len()];
-                    for (a, atom) in model.crystal.atoms.iter().enumerate() {
-                        if atom.species != sp {
-                            continue;
-                        }
-                        let phase = structure_phases(basis, atom.frac);
-                        for (w, b) in weighted.iter_mut().zip(&per_atom[a]) {
-                            w.iter_mut().zip(&phase).for_each(|(w, e)| *w += e * b);
-                        }
-                    }
-                    for (p, w) in weighted.iter().enumerate() {
-                        self.pair_charge(basis, (sp, p), None, &mut q);
-                        rho.iter_mut()
-                            .zip(&q)
-                            .zip(w)
-                            .for_each(|((r, q), w)| *r += q * w / basis.volume);
+        let (n, zero) = (basis.rho_g.len(), Complex64::new(0.0, 0.0));
+        let mut q = vec![zero; n];
+        let mut rho = vec![vec![zero; n]; becsum.len()];
+        for (sp, pairs) in self.species.iter().enumerate() {
+            let Some(pairs) = pairs else { continue };
+            // Per spin and pair: Σ_a becsum_a,p e^{-iG·τ_a} (QE's aux2), each atom's phases
+            // formed once; then each Q_p once for every spin.
+            let mut weighted = vec![vec![vec![zero; n]; pairs.terms.len()]; becsum.len()];
+            for (a, atom) in model.crystal.atoms.iter().enumerate() {
+                if atom.species != sp {
+                    continue;
+                }
+                let phase = structure_phases(basis, atom.frac);
+                for (w_s, b_s) in weighted.iter_mut().zip(becsum) {
+                    for (w, b) in w_s.iter_mut().zip(&b_s[a]) {
+                        w.iter_mut().zip(&phase).for_each(|(w, e)| *w += e * b);
                     }
                 }
-                rho
-            })
-            .collect()
+            }
+            for p in 0..pairs.terms.len() {
+                self.pair_charge(basis, (sp, p), None, &mut q);
+                for (r_s, w_s) in rho.iter_mut().zip(&weighted) {
+                    r_s.iter_mut()
+                        .zip(&q)
+                        .zip(&w_s[p])
+                        .for_each(|((r, q), w)| *r += q * w / basis.volume);
+                }
+            }
+        }
+        rho
     }
 
     /// `ΔD[s][a][p]` (Ha) of the local potentials `v_g` (per spin, on this rank's sphere

@@ -666,9 +666,8 @@ impl<T: BandScalar> KProjectors<T> {
     /// components ([`crate::augmentation`]; empty for norm-conserving atoms).
     pub fn screen(&self, delta: &[Vec<f64>]) {
         let mut d = self.d.clone();
-        for (&(_, first), da) in self.atoms.iter().zip(delta) {
-            // n components have n (n + 1) / 2 pairs.
-            let n = ((((8 * da.len() + 1) as f64).sqrt() as usize) - 1) / 2;
+        for ((a, &(_, first)), da) in self.atoms.iter().enumerate().zip(delta) {
+            let n = self.atom_of_column.iter().filter(|&&c| c == a).count();
             for ((i, j), &v) in crate::augmentation::pairs(n).zip(da) {
                 d[(first + i, first + j)] += T::from_f64(v);
                 if i != j {
