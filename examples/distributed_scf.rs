@@ -77,6 +77,7 @@ fn run(world: Arc<dyn Communicator>) -> Option<(f64, Vec<[f64; 3]>)> {
         checkpoint: None,
         stop: None,
         tuning: Default::default(),
+        device: None,
     };
     // One k-point group per rank (each computes 8 / ranks of the k-points), one band group;
     // the layout is planned from the sizes (1 spin, 4 bands) before the basis is dealt out.

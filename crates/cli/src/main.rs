@@ -81,6 +81,12 @@ struct ParallelArgs {
     /// band groups (CASTEP's; the band ring stays on a node). Default g.
     #[arg(long, value_enum, value_name = "ORDER")]
     rank_order: Option<RankOrderArg>,
+    /// Where the local part of H (the FFTs of the bands) runs; overrides [parallel] device.
+    /// `gpu` needs a build with `--features cuda` and an NVIDIA GPU (CUDA 13 libraries found
+    /// at run time); each rank takes its node rank's GPU, and a band's plane waves are never
+    /// split over ranks there. Default cpu.
+    #[arg(long, value_enum, value_name = "DEVICE")]
+    device: Option<DeviceArg>,
     /// Stop the SCF after N iterations (overrides scf.max_iterations); the report still
     /// projects the time of a converged run.
     #[arg(long, value_name = "N")]
@@ -226,6 +232,15 @@ enum FormatArg {
     Chgcar,
 }
 
+/// `--device`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum DeviceArg {
+    /// The CPU's batched FFTs.
+    Cpu,
+    /// An NVIDIA GPU.
+    Gpu,
+}
+
 /// `--rank-order`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum RankOrderArg {
@@ -260,6 +275,12 @@ impl ParallelArgs {
         }
         if let Some(o) = self.rank_order {
             spec.parallel.band_consecutive = o == RankOrderArg::Band;
+        }
+        if let Some(d) = self.device {
+            spec.parallel.device = match d {
+                DeviceArg::Cpu => input::Device::Cpu,
+                DeviceArg::Gpu => input::Device::Gpu,
+            };
         }
         if let Some(m) = self.max_iterations {
             spec.scf.max_iterations = m;

@@ -155,6 +155,9 @@ pub fn placement(s: &Setup, p: &Placement) {
         p.cores,
         par.sum_algorithm()
     );
+    if let Some(d) = &s.params.device {
+        println!("local part of H (the bands' FFTs) on {}", d.describe());
+    }
 }
 
 /// The parallel efficiency report and the time projection.

@@ -406,6 +406,37 @@ fn density_cutoff_below_four_times_the_wavefunctions() {
 }
 
 #[test]
+fn gpu_device_that_cannot_be_used_is_refused_by_name() {
+    // No GPU here (CI): a build without `cuda` names the feature, one with it finds no driver;
+    // both refuse by the key, exit 2, before any SCF.
+    let c = si_case("device_gpu");
+    c.write("gpu.toml", &format!("{SI}\n[parallel]\ndevice = \"gpu\"\n"));
+    let e = c.refuse("gpu.toml");
+    assert_mentions(
+        &e,
+        &["error: gpu.toml:16: parallel.device:", "--device cpu"],
+    );
+    assert!(
+        e.contains("built without GPU support") || e.contains("NVIDIA") || e.contains("CUDA"),
+        "{e}"
+    );
+    // A band's plane waves over two ranks: refused whatever the build.
+    let out = c.planewave(&["run", "gpu.toml", "--ranks", "2", "--kpoint-groups", "1"]);
+    let e = assert_refused(&out, "gpu.toml");
+    assert_mentions(&e, &["shares a band's plane waves over 2 ranks"]);
+    // An unknown device is named, with the nearest choice.
+    c.write("tpu.toml", &format!("{SI}\n[parallel]\ndevice = \"tpu\"\n"));
+    let e = c.refuse("tpu.toml");
+    assert_mentions(
+        &e,
+        &[
+            "parallel.device: unknown device `tpu`",
+            "did you mean `cpu`?",
+        ],
+    );
+}
+
+#[test]
 fn negative_cutoff() {
     let c = si_case("negative_ecut");
     c.write("bad.toml", &si_with("ecut = 5.0", r#"ecut = "-10 Ry""#));

@@ -10,7 +10,9 @@
 //! serial path transforms bands on rayon threads with sphere-restricted FFTs.
 
 use crate::basis::{Basis, Kpoint};
+use crate::device_local::DeviceLocal;
 use crate::gvectors::FIELDS_PER_ROUND;
+use crate::operators::LocalOperator;
 use num_complex::Complex64;
 use planewave_fft::Fft3d;
 use planewave_linalg::{Mat, MatMut, MatRef, Scalar};
@@ -73,6 +75,8 @@ pub trait BandScalar: Scalar {
     /// kinetic energy: band `b` is drawn from the stream `(seed, b)`, so a band's start does
     /// not depend on who computes it.
     fn random(kpt: &Kpoint, bands: &[usize], seed: u64) -> Mat<Self>;
+    /// `d` as the local operator of this representation's bands.
+    fn device_local(d: &DeviceLocal) -> &dyn LocalOperator<Self>;
 }
 
 /// Items per rayon task so that each thread gets one contiguous share: the per-task partial
@@ -156,6 +160,10 @@ pub(crate) fn column<T: Scalar>(m: MatRef<'_, T>, j: usize) -> &[T] {
 }
 
 impl BandScalar for Complex64 {
+    fn device_local(d: &DeviceLocal) -> &dyn LocalOperator<Self> {
+        d
+    }
+
     fn apply_local(
         kpt: &Kpoint,
         fft: &Fft3d,
@@ -382,7 +390,7 @@ fn scatter_pair(kpt: &Kpoint, a: &[f64], b: Option<&[f64]>, grid: &mut [Complex6
 
 /// Write psi_a + i psi_b into `out` at the (G, -G) slots of each half-sphere entry (for G = 0
 /// both slots are one, and the value with G wins).
-fn place_pair(
+pub(crate) fn place_pair(
     a: &[f64],
     b: Option<&[f64]>,
     g0: bool,
@@ -400,7 +408,7 @@ fn place_pair(
 
 /// Bands a and b (b optional) from the transform `f` of psi_a + i psi_b, read at the (G, -G)
 /// slots of each half-sphere entry: a(G) = (f(G) + f(-G)*)/2, b(G) = (f(G) - f(-G)*)/(2i).
-fn separate_pair(
+pub(crate) fn separate_pair(
     f: &[Complex64],
     scale: f64,
     g0: bool,
@@ -508,6 +516,10 @@ fn apply_local_real_dist(
 }
 
 impl BandScalar for f64 {
+    fn device_local(d: &DeviceLocal) -> &dyn LocalOperator<Self> {
+        d
+    }
+
     fn apply_local(
         kpt: &Kpoint,
         fft: &Fft3d,

@@ -15,6 +15,8 @@ pub mod clebsch_gordan;
 pub mod converged;
 pub mod crystal;
 pub mod density;
+pub mod device;
+pub mod device_local;
 pub mod dos;
 pub mod efficiency;
 pub mod eigensolver;
@@ -22,6 +24,8 @@ pub mod energies;
 pub mod exx;
 pub mod fixed_density;
 pub mod forces;
+#[cfg(feature = "cuda")]
+pub mod gpu_local;
 pub mod grid_files;
 pub mod gvectors;
 pub mod hamiltonian;

@@ -178,6 +178,7 @@ fn scf_json(setup: &Setup, r: &ScfResult) -> Value {
         "ecut_ha": setup.basis.ecut,
         "ecut_rho_ha": setup.basis.ecut_rho,
         "symmetry_operations": setup.model.symmetries.len(),
+        "device": setup.params.device.as_ref().map_or("cpu".to_string(), |d| d.describe()),
         "timings_s": r.timings,
         "scf_history": r.history.iter().map(|h| json!({"iteration": h.iteration, "energy_ha": h.energy, "energy_estimated": h.estimated, "residual": h.residual, "seconds": h.seconds})).collect::<Vec<_>>(),
     })

@@ -152,6 +152,17 @@ pub fn build_following(
     check_q_grid(&spec, &model, &kpoints)?;
     refuse_with_ultrasoft(&spec, &model)?;
     let plan = Plan::make(&spec, world.as_ref(), &model, kpoints.len(), nbands)?;
+    let device = crate::device::open(
+        spec.parallel.device,
+        world.as_ref(),
+        plan.layout.gvector_groups,
+    )
+    .map_err(|m| {
+        InputError::new(&spec.source, m)
+            .with_key("parallel.device")
+            .at_line(spec.line_of("parallel.device"))
+            .with_hint("or run on the CPU: --device cpu, [parallel] device = \"cpu\"")
+    })?;
     let basis = plan.basis(&spec, world, &model, &kpoints, previous)?;
     let params = ScfParams {
         nbands,
@@ -159,6 +170,7 @@ pub fn build_following(
         density_tolerance: spec.scf.density_tolerance,
         max_iterations: spec.scf.max_iterations,
         tuning: Default::default(),
+        device,
         policies: Policies::standard(AndersonKerker {
             beta: spec.scf.mixing.beta,
             depth: spec.scf.mixing.depth,

@@ -115,6 +115,17 @@ impl fmt::Debug for Gpu {
 }
 
 impl Gpu {
+    /// How many CUDA devices the driver sees (libraries searched and checked first, as by
+    /// [`Gpu::open`]).
+    pub fn count() -> Result<usize, GpuError> {
+        check_libraries(&SearchPath::from_env())?;
+        let count = CudaContext::device_count().map_err(|e| GpuError::NoDevice {
+            ordinal: 0,
+            detail: format!("{e:?}"),
+        })?;
+        Ok(count.max(0) as usize)
+    }
+
     /// Open device `ordinal` (libraries searched with [`SearchPath::from_env`]).
     pub fn open(ordinal: usize) -> Result<Gpu, GpuError> {
         check_libraries(&SearchPath::from_env())?;

@@ -76,6 +76,28 @@ impl LocalOperator {
             .map_err(|e| GpuError::cuda("upload", e))
     }
 
+    /// Replace the sphere (`map`, on this operator's grid) and its kinetic diagonal
+    /// (`map.len()` values): another k-point's plane waves.
+    pub fn set_sphere(
+        &mut self,
+        gpu: &Gpu,
+        map: &IndexMap,
+        kinetic: &[f64],
+    ) -> Result<(), GpuError> {
+        assert_eq!(
+            map.dims(),
+            self.dims,
+            "LocalOperator: sphere on another grid"
+        );
+        assert_eq!(kinetic.len(), map.len(), "LocalOperator: kinetic length");
+        let stream = gpu.stream();
+        self.map = DeviceMap::upload(stream, map)?;
+        self.kin = stream
+            .clone_htod(kinetic)
+            .map_err(|e| GpuError::cuda("upload", e))?;
+        Ok(())
+    }
+
     /// Number of plane waves (rows of a band block).
     pub fn n_plane_waves(&self) -> usize {
         self.map.len()

@@ -99,6 +99,7 @@
 //! rank_order = "g"        # "g" (consecutive ranks share a band's G-vectors, VASP) | "band" (CASTEP)
 //! alltoallv = "native"    # native | p2p | node | pairwise | nonblocking | auto
 //! kpoint_sum = "allreduce" # sum over k-point groups: allreduce | reduce_scatter | auto
+//! device = "cpu"          # "gpu": the local part of H on an NVIDIA GPU (a `cuda` build)
 //!
 //! [bands]                 # used by `planewave bands`: eigenvalues along a path, density fixed
 //! nbands = 12             # default: the SCF's
@@ -424,6 +425,18 @@ pub struct ParallelSpec {
     /// Sum over k-point groups: allreduce | reduce_scatter | auto (default:
     /// `PLANEWAVE_KPOINT_SUM`, else allreduce).
     pub kpoint_sum: Option<String>,
+    /// Where the local part of H runs (default: the CPU).
+    pub device: Device,
+}
+
+/// Where the local part of H runs: TOML `[parallel] device`, CLI `--device`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Device {
+    /// The CPU's batched FFTs.
+    #[default]
+    Cpu,
+    /// An NVIDIA GPU (a build with the `cuda` feature).
+    Gpu,
 }
 
 /// Ionic-step algorithm of a relaxation.

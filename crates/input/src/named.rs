@@ -276,6 +276,13 @@ impl Named for BandConsecutive {
     const SUPPORTED: &'static str = "use \"g\" (VASP's order) or \"band\" (CASTEP's)";
 }
 
+impl Named for crate::Device {
+    const WHAT: &'static str = "device";
+    const NAMES: &'static [(&'static str, Self)] =
+        &[("cpu", crate::Device::Cpu), ("gpu", crate::Device::Gpu)];
+    const SUPPORTED: &'static str = "use \"cpu\" or \"gpu\"";
+}
+
 impl Named for GridFormat {
     const WHAT: &'static str = "file format";
     const NAMES: &'static [(&'static str, Self)] = &[

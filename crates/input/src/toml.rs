@@ -153,6 +153,7 @@ struct Parallel {
     rank_order: Option<Pick<BandConsecutive>>,
     alltoallv: Option<String>,
     kpoint_sum: Option<String>,
+    device: Option<Pick<crate::Device>>,
 }
 
 /// Every table as the user knows it, with its keys from the structs above.
@@ -692,6 +693,7 @@ impl Parallel {
             band_consecutive: self.rank_order.is_some_and(|o| o.0 .0),
             alltoallv: alltoallv.map(str::to_string),
             kpoint_sum: kpoint_sum.map(str::to_string),
+            device: self.device.map_or(crate::Device::Cpu, |d| d.0),
         })
     }
 }

@@ -56,6 +56,9 @@ pub struct ScfParams {
     pub policies: Policies,
     /// Algorithm choices that do not change results (band products, checkpoint transfers).
     pub tuning: crate::tuning::Tuning,
+    /// The device of the local part of H (None: the CPU's batched FFTs;
+    /// [`crate::device::open`]).
+    pub device: Option<crate::device_local::DeviceLocal>,
     /// Seed of the random starting wavefunctions.
     pub seed: u64,
     /// How bands start when the run does not continue from bands.
@@ -809,6 +812,10 @@ impl<'a, T: BandScalar> Engine<'a, T> {
             for (s, k) in par.owned_blocks(nspin, nk) {
                 let ops = term::block_operators(&self.terms, state, (s, k), &veff[s]);
                 let h = KHamiltonian::assemble(&basis.kpoints[k], &basis.fft, ops);
+                let h = match &params.device {
+                    Some(d) => h.with_local(crate::device_local::as_local::<T>(d)),
+                    None => h,
+                };
                 let x0 = std::mem::replace(&mut psi[s][k], Mat::zeros(0, 0));
                 // Prepared for all of the block's applications (one k-point's projectors
                 // whole at a time, when small enough).
