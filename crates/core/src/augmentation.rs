@@ -401,13 +401,16 @@ fn minus_i_pow(l: usize) -> Complex64 {
 
 /// The occupied bands' `becsum` (see the module doc) of `psi[s][k]` (this rank's bands) with
 /// band weights `weights[s][k][n]` (k weight times occupation, this rank's bands,
-/// [`crate::terms::term::band_weights`]). Collective over the ranks that hold bands.
-pub fn becsum<T: BandScalar>(
+/// [`crate::terms::term::band_weights`]), projected by the projectors `held` gives for a
+/// (spin, k) block where it has them (the SCF's nonlocal term), else by ones built here.
+/// Collective over the ranks that hold bands.
+pub fn becsum<'h, T: BandScalar>(
     model: &Model,
     basis: &Basis,
     charges: &AugmentationCharges,
     psi: &[Vec<Mat<T>>],
     weights: &[Vec<Vec<f64>>],
+    held: impl Fn(usize, usize) -> Option<&'h KProjectors<T>>,
 ) -> Becsum {
     let par = &*basis.parallel;
     let natoms = model.crystal.atoms.len();
@@ -424,7 +427,14 @@ pub fn becsum<T: BandScalar>(
                 if !par.owns(s, k) {
                     continue;
                 }
-                let proj = KProjectors::<T>::new(model, kpt, basis.volume);
+                let built;
+                let proj = match held(s, k) {
+                    Some(p) => p,
+                    None => {
+                        built = KProjectors::<T>::new(model, kpt, basis.volume);
+                        &built
+                    }
+                };
                 let c = proj.projections(psi_s[k].as_ref());
                 for (a, first) in proj.atom_columns() {
                     add_pairs(&c, first, ncomp[a], &w_s[k], &mut out[s][a]);

@@ -2,7 +2,6 @@
 //! asked with the state's output density, bands and -TS, and its share completed over the
 //! layout. The terms layer never reads the SCF's types; this module joins the two.
 
-use crate::augmentation::AugmentationCharges;
 use crate::bands::BandScalar;
 use crate::basis::Basis;
 use crate::model::Model;
@@ -53,10 +52,10 @@ pub fn of_converged<Q: Quantity>(
             exx_on: model.hybrid.is_some(),
             ace: None,
         };
-        let terms = term::standard(model, basis);
+        let (terms, charges) = term::standard_and_charges(model, basis);
         // Ultrasoft species: the coupling screened by the density's potential, which the
         // augmentation forces read too.
-        let potential = AugmentationCharges::new(model, basis).map(|charges| {
+        let potential = charges.map(|charges| {
             let v = term::potentials(&terms, &state).total;
             let fields: Vec<&[f64]> = v.iter().map(Vec::as_slice).collect();
             let v_g = basis.rho_to_sphere_many(&fields);

@@ -222,7 +222,7 @@ struct Fixed {
     core: Option<(Vec<Complex64>, Vec<f64>)>,
     symmetrizer: Option<DensitySymmetrizer>,
     /// The ultrasoft species' augmentation charges (None: norm-conserving only).
-    augmentation: Option<AugmentationCharges>,
+    augmentation: Option<std::sync::Arc<AugmentationCharges>>,
 }
 
 impl Fixed {
@@ -513,6 +513,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
     /// The engine of `model` on `basis` with `params`: the standard terms, the core density
     /// and the density symmetriser. Collective.
     pub fn new(model: &'a Model, basis: &'a Basis, params: &'a ScfParams) -> Result<Self, String> {
+        let (terms, augmentation) = term::standard_and_charges(model, basis);
         Ok(Self {
             model,
             basis,
@@ -520,9 +521,9 @@ impl<'a, T: BandScalar> Engine<'a, T> {
             fixed: Fixed {
                 core: density::core_density(model, basis),
                 symmetrizer: density::symmetrizer(model, basis)?,
-                augmentation: AugmentationCharges::new(model, basis),
+                augmentation,
             },
-            terms: term::standard(model, basis),
+            terms,
             weights: basis.kpoints.iter().map(|k| k.weight).collect(),
         })
     }
@@ -892,7 +893,8 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         let (model, basis) = (self.model, self.basis);
         let augmentation = self.fixed.augmentation.as_ref().map(|aug| {
             let weights = term::band_weights(basis, occ);
-            let becsum = crate::augmentation::becsum(model, basis, aug, psi, &weights);
+            let held = |s, k| self.terms.iter().find_map(|t| t.held_projectors((s, k)));
+            let becsum = crate::augmentation::becsum(model, basis, aug, psi, &weights, held);
             aug.density(model, basis, &becsum)
         });
         density::from_wavefunctions(

@@ -12,15 +12,16 @@ use super::term::{Share, State, Term};
 use crate::augmentation::{becsum, AugmentationCharges, Becsum};
 use crate::bands::BandScalar;
 use num_complex::Complex64;
+use std::sync::Arc;
 
 /// The augmentation term (present only with ultrasoft species).
 pub struct Augmentation {
-    charges: AugmentationCharges,
+    charges: Arc<AugmentationCharges>,
 }
 
 impl Augmentation {
-    /// The term of a model's charges on its basis.
-    pub fn new(charges: AugmentationCharges) -> Self {
+    /// The term of a model's charges on its basis (shared with the SCF's density).
+    pub fn new(charges: Arc<AugmentationCharges>) -> Self {
         Self { charges }
     }
 }
@@ -52,7 +53,14 @@ impl Augmentation {
         let (bands, v) = (s.bands?, s.local_potential?);
         let fields: Vec<&[f64]> = v.iter().map(Vec::as_slice).collect();
         let v_g = s.basis.rho_to_sphere_many(&fields);
-        let b = becsum(s.model, s.basis, &self.charges, bands.psi, bands.weights);
+        let b = becsum(
+            s.model,
+            s.basis,
+            &self.charges,
+            bands.psi,
+            bands.weights,
+            |_, _| None,
+        );
         Some((v_g, b))
     }
 }

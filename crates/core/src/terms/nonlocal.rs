@@ -834,33 +834,38 @@ impl<'a, T: BandScalar> Nonlocal<'a, T> {
     }
 
     /// Call `f(k-point, its projectors, (spin, k), band block, band weights)` for every
-    /// (spin, k) block this rank computes, timed as block work.
+    /// (spin, k) block this rank computes, timed as block work. The projectors are the
+    /// operator's of the block's spin slot, or, where the operator has not built them (forces
+    /// and stress after the SCF hold one k-point's at a time), built for this call and given
+    /// the block's screened coupling like the operator's.
     fn for_each_block(
         &self,
         b: Bands<'_, T>,
         mut f: impl FnMut(&Kpoint, &KProjectors<T>, (usize, usize), MatRef<'_, T>, &[f64]),
     ) {
         let (basis, par) = (self.basis, &*self.basis.parallel);
+        let screening = self.screening.read().unwrap_or_else(|e| e.into_inner());
         par.time_block_work(|| {
             for (k, kpt) in basis.kpoints.iter().enumerate() {
-                if !par.owns_kpoint(b.psi.len(), k) {
-                    continue;
-                }
-                // Built for this call only when the operator has not built them (forces and
-                // stress after the SCF hold one k-point's projectors at a time).
-                let built;
-                let proj = match self.projectors[k].get() {
-                    Some(p) => p,
-                    None => {
-                        built = KProjectors::new(self.model, kpt, basis.volume);
-                        &built
-                    }
-                };
-                let _whole = proj.keep_whole();
-                for (sp, (psi_s, w_s)) in b.psi.iter().zip(b.weights).enumerate() {
-                    if par.owns(sp, k) {
-                        f(kpt, proj, (sp, k), psi_s[k].as_ref(), &w_s[k]);
-                    }
+                let spins: Vec<usize> = (0..b.psi.len()).filter(|&s| par.owns(s, k)).collect();
+                let missing = spins
+                    .iter()
+                    .any(|&s| self.held_projectors((s, k)).is_none());
+                let built = missing.then(|| KProjectors::new(self.model, kpt, basis.volume));
+                let _built_whole = built.as_ref().map(KProjectors::keep_whole);
+                for sp in spins {
+                    let proj = match (self.held_projectors((sp, k)), &built) {
+                        (Some(p), _) => p,
+                        (None, Some(p)) => {
+                            if let Some(delta) = &*screening {
+                                p.screen(&delta[sp]);
+                            }
+                            p
+                        }
+                        (None, None) => unreachable!("built when any spin's are missing"),
+                    };
+                    let _whole = proj.keep_whole();
+                    f(kpt, proj, (sp, k), b.psi[sp][k].as_ref(), &b.weights[sp][k]);
                 }
             }
         });
@@ -887,6 +892,11 @@ impl<T: BandScalar> Term<T> for Nonlocal<'_, T> {
     ) -> Option<Operator<'s, T>> {
         let p = self.projectors(spin, k);
         p.has_overlap().then_some(Operator::Overlap(p))
+    }
+
+    fn held_projectors(&self, (spin, k): (usize, usize)) -> Option<&KProjectors<T>> {
+        let slot = if self.per_spin { spin } else { 0 };
+        self.projectors[slot * self.basis.kpoints.len() + k].get()
     }
 
     fn screen(&self, delta: &crate::augmentation::Becsum) {
@@ -918,12 +928,7 @@ impl<T: BandScalar> Term<T> for Nonlocal<'_, T> {
     fn forces(&self, s: &State<'_, T>) -> Option<Share<Vec<[f64; 3]>>> {
         let b = s.bands?;
         let mut out = vec![[0.0; 3]; s.model.crystal.atoms.len()];
-        let screening = self.screening.read().unwrap_or_else(|e| e.into_inner());
         self.for_each_block(b, |kpt, proj, (sp, k), x, w| {
-            // The coupling of this block's spin (ultrasoft: screened by its potential).
-            if let Some(delta) = &*screening {
-                proj.screen(&delta[sp]);
-            }
             let e = b.eigenvalues.map(|e| e[sp][k].as_slice());
             let f = proj.forces(s.model, kpt, x, w, e);
             for (o, v) in out.iter_mut().zip(&f) {
@@ -937,11 +942,7 @@ impl<T: BandScalar> Term<T> for Nonlocal<'_, T> {
         let b = s.bands?;
         let mut out = [[0.0; 3]; 3];
         let omega = s.basis.volume;
-        let screening = self.screening.read().unwrap_or_else(|e| e.into_inner());
         self.for_each_block(b, |kpt, proj, (sp, k), x, w| {
-            if let Some(delta) = &*screening {
-                proj.screen(&delta[sp]);
-            }
             let e = b.eigenvalues.map(|e| e[sp][k].as_slice());
             let de = proj.strain_derivative(s.model, kpt, omega, (x, w), e);
             for (o, d) in out.iter_mut().flatten().zip(de.iter().flatten()) {

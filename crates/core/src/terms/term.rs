@@ -201,6 +201,15 @@ pub trait Term<T: BandScalar> {
     fn overlap<'s>(&'s self, _s: &State<'s, T>, _block: (usize, usize)) -> Option<Operator<'s, T>> {
         None
     }
+    /// The projectors this term holds for block `(spin, k)` once its operator was asked for
+    /// (the nonlocal term's), so that the augmentation's `becsum` projects the bands without
+    /// building them again. None by default.
+    fn held_projectors(
+        &self,
+        _block: (usize, usize),
+    ) -> Option<&crate::terms::nonlocal::KProjectors<T>> {
+        None
+    }
     /// Take the screening `delta` (`[spin][atom][pair]`, Ha) of the local potential, for a
     /// term whose operator depends on it (the ultrasoft coupling D^0 + ΔD,
     /// [`crate::augmentation`]). Nothing by default.
@@ -221,6 +230,22 @@ pub fn standard<'a, T: BandScalar + 'a>(
     model: &'a Model,
     basis: &'a Basis,
 ) -> Vec<Box<dyn Term<T> + 'a>> {
+    standard_and_charges(model, basis).0
+}
+
+/// A list of terms.
+pub type Terms<'a, T> = Vec<Box<dyn Term<T> + 'a>>;
+
+/// Augmentation charges shared by the terms and the SCF.
+pub type SharedCharges = std::sync::Arc<crate::augmentation::AugmentationCharges>;
+
+/// [`standard`] and the ultrasoft species' augmentation charges its augmentation term holds
+/// (None: norm-conserving only), for the density and the screening to share (they are the
+/// largest tables of an ultrasoft run).
+pub fn standard_and_charges<'a, T: BandScalar + 'a>(
+    model: &'a Model,
+    basis: &'a Basis,
+) -> (Terms<'a, T>, Option<SharedCharges>) {
     let mut terms: Vec<Box<dyn Term<T> + 'a>> = vec![
         Box::new(super::kinetic::Kinetic),
         Box::new(super::local::Local::new(model, basis)),
@@ -231,8 +256,12 @@ pub fn standard<'a, T: BandScalar + 'a>(
     if model.hybrid.is_some() {
         terms.push(Box::new(super::exact_exchange::ExactExchange));
     }
-    if let Some(charges) = crate::augmentation::AugmentationCharges::new(model, basis) {
-        terms.push(Box::new(super::augmentation::Augmentation::new(charges)));
+    let charges =
+        crate::augmentation::AugmentationCharges::new(model, basis).map(std::sync::Arc::new);
+    if let Some(charges) = &charges {
+        terms.push(Box::new(super::augmentation::Augmentation::new(
+            charges.clone(),
+        )));
     }
     terms.push(Box::new(super::ewald::Ewald::new(model)));
     terms.push(Box::new(super::core_correction::CoreCorrection));
@@ -241,7 +270,7 @@ pub fn standard<'a, T: BandScalar + 'a>(
     }
     #[cfg(test)]
     terms.extend(super::constant_shift::active(basis));
-    terms
+    (terms, charges)
 }
 
 /// The operators of `terms` on the (spin, k) block `block` of state `s`, with `potential` (the
