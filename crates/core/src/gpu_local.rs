@@ -2,10 +2,10 @@
 //! operator (cuFFT plans of many bands, scatter, V(r) psi(r) and gather kernels).
 //!
 //! Contract: [`GpuSphere::open`] opens one GPU (its libraries found first, so a missing one is a
-//! clean error) or says why not; [`SphereLocal::apply`] uploads the sphere, the potential and
-//! the columns, applies the local part on the device in batches that fit half its free memory,
-//! and downloads the result. One operator (plans and grid scratch) is kept per grid; calls are
-//! serialised on the device's one stream.
+//! clean error) or says why not; [`SphereLocal::apply`] uploads the potential, the columns and
+//! the sphere when it changed, applies the local part on the device in batches that fit half
+//! its free memory, and downloads the result. One operator (plans and grid scratch) is kept per
+//! grid and the two band blocks per shape; calls are serialised on the device's one stream.
 
 use crate::device_local::SphereLocal;
 use num_complex::Complex64;
@@ -21,10 +21,13 @@ pub struct GpuSphere {
     device: Mutex<Device>,
 }
 
-/// The opened device and its operator for the last grid used.
+/// The opened device, its operator for the last grid and sphere used, and the band blocks of
+/// the last shape (kept: an SCF applies H to blocks of one shape on one sphere many times).
 struct Device {
     gpu: Gpu,
     op: Option<([usize; 3], LocalOperator)>,
+    sphere: Vec<usize>,
+    blocks: Option<(DeviceMatrix, DeviceMatrix)>,
 }
 
 impl GpuSphere {
@@ -34,34 +37,73 @@ impl GpuSphere {
         let name = gpu.name().map_err(|e| e.to_string())?;
         let (free, total) = gpu.memory().map_err(|e| e.to_string())?;
         let gib = |b: usize| b as f64 / f64::from(1u32 << 30);
+        let device = Device {
+            gpu,
+            op: None,
+            sphere: Vec::new(),
+            blocks: None,
+        };
         Ok(Self {
             description: format!(
                 "GPU {ordinal}: {name} ({:.1} of {:.1} GiB free)",
                 gib(free),
                 gib(total)
             ),
-            device: Mutex::new(Device { gpu, op: None }),
+            device: Mutex::new(device),
         })
     }
 }
 
 impl Device {
-    /// The operator of grid `dims` on `map` with potential `v`, made or updated.
-    fn operator(&mut self, map: &IndexMap, v: &[f64]) -> Result<&mut LocalOperator, GpuError> {
-        let (dims, zeros) = (map.dims(), vec![0.0; map.len()]);
-        match &mut self.op {
-            Some((d, op)) if *d == dims => {
-                op.set_sphere(&self.gpu, map, &zeros)?;
-                op.set_potential(&self.gpu, v)?;
+    /// Make the operator that of grid `dims`, sphere `sphere` and potential `v`: the sphere is
+    /// uploaded only when it changed, the grid's plans and scratch only when the grid did.
+    fn prepare(&mut self, dims: [usize; 3], sphere: &[usize], v: &[f64]) -> Result<(), String> {
+        let same_grid = matches!(&self.op, Some((d, _)) if *d == dims);
+        if !same_grid || self.sphere != sphere {
+            let map = IndexMap::new(dims, sphere.to_vec()).map_err(|e| e.to_string())?;
+            let zeros = vec![0.0; sphere.len()]; // D psi is added on the host
+            let gpu = &self.gpu;
+            match &mut self.op {
+                Some((_, op)) if same_grid => op.set_sphere(gpu, &map, &zeros),
+                _ => {
+                    self.op = None; // free the old grid's scratch first
+                    let free = gpu.memory().map_err(|e| e.to_string())?.0;
+                    let batch = max_batch(map.grid_len(), free / 2).min(BATCH_MAX);
+                    LocalOperator::new(gpu, &map, &zeros, v, batch)
+                        .map(|op| self.op = Some((dims, op)))
+                }
             }
-            _ => {
-                self.op = None; // free the old grid's scratch first
-                let batch = max_batch(map.grid_len(), self.gpu.memory()?.0 / 2).min(BATCH_MAX);
-                let op = LocalOperator::new(&self.gpu, map, &zeros, v, batch)?;
-                self.op = Some((dims, op));
-            }
+            .map_err(|e| e.to_string())?;
+            self.sphere = sphere.to_vec();
         }
-        Ok(&mut self.op.as_mut().expect("operator just made").1)
+        let Some((_, op)) = &mut self.op else {
+            unreachable!("operator made above")
+        };
+        op.set_potential(&self.gpu, v).map_err(|e| e.to_string())
+    }
+
+    /// `H_loc psi` for the `ng x nb` block `psi` through the prepared operator, in the kept
+    /// device blocks (made again only when the shape changes).
+    fn run(&mut self, ng: usize, nb: usize, psi: &[Complex64]) -> Result<Vec<Complex64>, GpuError> {
+        let Device {
+            gpu, op, blocks, ..
+        } = self;
+        let Some((_, op)) = op else {
+            unreachable!("prepare() comes first")
+        };
+        if !matches!(blocks, Some((x, _)) if (x.rows(), x.cols()) == (ng, nb)) {
+            *blocks = None; // free the old shape's blocks first
+            *blocks = Some((
+                DeviceMatrix::zeros(gpu, ng, nb)?,
+                DeviceMatrix::zeros(gpu, ng, nb)?,
+            ));
+        }
+        let Some((x, y)) = blocks else {
+            unreachable!("blocks made above")
+        };
+        x.set(gpu, psi)?;
+        op.apply(gpu, x, y)?;
+        y.download(gpu)
     }
 }
 
@@ -82,18 +124,9 @@ impl SphereLocal for GpuSphere {
             .device
             .lock()
             .map_err(|_| "GPU state poisoned".to_string())?;
-        let map = IndexMap::new(dims, sphere.to_vec()).map_err(|e| e.to_string())?;
         let (ng, nb) = (sphere.len(), psi.len() / sphere.len().max(1));
-        let run = |device: &mut Device| -> Result<Vec<Complex64>, GpuError> {
-            let x = DeviceMatrix::upload(&device.gpu, ng, nb, psi)?;
-            let mut y = DeviceMatrix::zeros(&device.gpu, ng, nb)?;
-            device.operator(&map, potential)?;
-            let Device { gpu, op } = device;
-            let op = &mut op.as_mut().expect("operator made above").1;
-            op.apply(gpu, &x, &mut y)?;
-            y.download(gpu)
-        };
-        let y = run(&mut device).map_err(|e| e.to_string())?;
+        device.prepare(dims, sphere, potential)?;
+        let y = device.run(ng, nb, psi).map_err(|e| e.to_string())?;
         out.copy_from_slice(&y);
         Ok(())
     }

@@ -43,6 +43,18 @@ impl DeviceMatrix {
         Ok(DeviceMatrix { rows, cols, data })
     }
 
+    /// Overwrite the matrix with `host` (`rows x cols`, column-major), keeping its allocation.
+    pub fn set(&mut self, gpu: &Gpu, host: &[C64]) -> Result<(), GpuError> {
+        assert_eq!(
+            host.len(),
+            self.rows * self.cols,
+            "set: host length is not rows x cols"
+        );
+        gpu.stream()
+            .memcpy_htod(&to_device_layout(host), &mut self.data)
+            .map_err(|e| GpuError::cuda("upload", e))
+    }
+
     /// Copy the matrix back (column-major); waits for the work queued before it.
     pub fn download(&self, gpu: &Gpu) -> Result<Vec<C64>, GpuError> {
         let v = gpu
