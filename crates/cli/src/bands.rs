@@ -46,9 +46,11 @@ pub(crate) fn run(s: &Setup, scf: &ScfResult, input: &Path, out: &Output) -> Res
         if out.talks() {
             summary(&b, &path, t0.elapsed().as_secs_f64());
             let files = [json.display(), svg.display(), png.display()];
-            println!(
+            outln!(
                 "band structure written to {}, {} and {}",
-                files[0], files[1], files[2]
+                files[0],
+                files[1],
+                files[2]
             );
         }
     }
@@ -71,14 +73,14 @@ fn path_of(s: &Setup, out: &Output) -> Result<(BandsSpec, Option<kpath::AutoPath
     let mut a = kpath::automatic(&s.model.crystal, density.unwrap_or(kpath::DENSITY))?;
     a.bands.nbands = s.spec.bands.as_ref().and_then(|b| b.nbands);
     if out.talks() {
-        println!(
+        outln!(
             "band path from the crystal's symmetry: {} {} lattice, {}",
             kpath::CONVENTION,
             a.lattice,
             a.route()
         );
         if a.cells > 1.0 + 1e-6 {
-            println!("note: the cell holds {:.0} primitive cells and the path is the primitive cell's, so the bands are folded", a.cells);
+            outln!("note: the cell holds {:.0} primitive cells and the path is the primitive cell's, so the bands are folded", a.cells);
         }
     }
     Ok((a.bands.clone(), Some(a)))
@@ -88,7 +90,7 @@ fn path_of(s: &Setup, out: &Output) -> Result<(BandsSpec, Option<kpath::AutoPath
 fn summary(b: &BandStructure, path: &PathPoints, seconds: f64) {
     let names: Vec<&str> = path.labels.iter().map(|(_, l)| l.as_str()).collect();
     let nbands = b.eigenvalues[0][0].len();
-    println!(
+    outln!(
         "band structure: {} k-points x {nbands} bands along {} ({} fixed-density iterations, {seconds:.1} s)",
         b.kpoints_frac.len(),
         names.join("-"),
@@ -103,7 +105,7 @@ fn summary(b: &BandStructure, path: &PathPoints, seconds: f64) {
     };
     match (b.edges(), b.fermi_level) {
         (Some(e), _) => {
-            println!(
+            outln!(
             "valence maximum {:.4} eV at {}, conduction minimum {:.4} eV at {}: gap {:.4} eV ({})",
             e.vbm.0 * EV_PER_HARTREE,
             at(e.vbm.1),
@@ -113,7 +115,7 @@ fn summary(b: &BandStructure, path: &PathPoints, seconds: f64) {
             if e.vbm.1 == e.cbm.1 { "direct" } else { "indirect" }
         )
         }
-        (None, Some(f)) => println!("Fermi level (SCF) {:.4} eV", f * EV_PER_HARTREE),
+        (None, Some(f)) => outln!("Fermi level (SCF) {:.4} eV", f * EV_PER_HARTREE),
         (None, None) => {}
     }
 }

@@ -48,7 +48,7 @@ pub(crate) fn run(s: &Setup, scf: &ScfResult, input: &Path, out: &Output) -> Res
                 d.width * EV_PER_HARTREE
             ),
         };
-        println!(
+        outln!(
             "density of states: {} k-points (irreducible), {method}, {} energies from {:.2} to {:.2} eV (complete below {:.2} eV); {reference} ({:.1} s)",
             d.kpoints,
             d.energies.len(),
@@ -59,9 +59,11 @@ pub(crate) fn run(s: &Setup, scf: &ScfResult, input: &Path, out: &Output) -> Res
         );
         if let Some((svg, png)) = &pictures {
             let files = [json.display(), svg.display(), png.display()];
-            println!(
+            outln!(
                 "density of states written to {}, {} and {}",
-                files[0], files[1], files[2]
+                files[0],
+                files[1],
+                files[2]
             );
         }
     }

@@ -18,6 +18,8 @@
 //! checkpoint with `--checkpoint FILE`, continue from one with `--restart FILE` (any layout), and
 //! stop cleanly (checkpoint, exit code 3) on SIGTERM/SIGINT/SIGUSR1 or `--time-limit`.
 
+#[macro_use]
+mod stdout;
 mod advise;
 mod band_plot;
 mod bands;
@@ -507,7 +509,7 @@ fn main() -> ExitCode {
                 Ok(paths) => {
                     let names: Vec<String> =
                         paths.iter().map(|p| p.display().to_string()).collect();
-                    println!("written: {}", names.join(", "));
+                    outln!("written: {}", names.join(", "));
                     ExitCode::SUCCESS
                 }
                 Err(e) => fail(&e),
@@ -528,7 +530,7 @@ fn main() -> ExitCode {
             }
             match prepare(&input) {
                 Ok(s) => {
-                    print!("{}", advise::advise(&s, ranks, threads));
+                    out!("{}", advise::advise(&s, ranks, threads));
                     ExitCode::SUCCESS
                 }
                 Err(e) => fail(&e),
@@ -559,7 +561,7 @@ fn main() -> ExitCode {
             };
             match bench_qe::run(&b) {
                 Ok(t) => {
-                    print!("{t}");
+                    out!("{t}");
                     ExitCode::SUCCESS
                 }
                 Err(e) => fail(&e),
@@ -573,7 +575,7 @@ fn main() -> ExitCode {
             } else {
                 planewave_linalg::bench::BenchOptions::full()
             };
-            print!("{}", planewave_linalg::bench::run_linalg_bench(&opts));
+            out!("{}", planewave_linalg::bench::run_linalg_bench(&opts));
             ExitCode::SUCCESS
         }
         Command::Bench {
@@ -589,7 +591,7 @@ fn main() -> ExitCode {
             };
             match planewave_fft::bench::run_fft_bench(&opts) {
                 Ok(t) => {
-                    print!("{t}");
+                    out!("{t}");
                     ExitCode::SUCCESS
                 }
                 Err(e) => fail(&format!("error: {e}")),
@@ -606,13 +608,13 @@ fn main() -> ExitCode {
                 return fail("error: --ranks and --ranks-per-node must be at least 1");
             }
             let sizes = planewave_comm::bench::DEFAULT_SIZES;
-            println!(
+            outln!(
                 "all-to-all-v strategies, Threads back end, {ranks} ranks, {ranks_per_node} per emulated node (time per call, ratio to native)"
             );
             let tables = planewave_comm::Threads::builder(ranks)
                 .ranks_per_node(ranks_per_node)
                 .run(|c| planewave_comm::bench::run_comm_bench(c.into_arc(), &sizes));
-            println!("{}", tables[0]);
+            outln!("{}", tables[0]);
             ExitCode::SUCCESS
         }
     }
@@ -868,9 +870,9 @@ fn run_scf(
         return out.fail(&format!("error: {e}"));
     }
     if out.talks() {
-        println!("results written to {}", path.display());
+        outln!("results written to {}", path.display());
         if plan.at_end && r.stopped.is_none() {
-            println!(
+            outln!(
                 "checkpoint written to {} ({}; continue with: planewave run {} --restart {})",
                 plan.path.display(),
                 report::file_size_and_time(&plan.path, r.timings.checkpoint),
@@ -904,7 +906,7 @@ fn run_scf(
             return out.fail(&format!("error: {}", e.error));
         }
         if out.talks() {
-            println!(
+            outln!(
                 "SCF state kept in {} for the bands, nscf, dos.x, bands.x and pp.x steps",
                 save.display()
             );
@@ -914,7 +916,7 @@ fn run_scf(
         match grid_files::write(&s, &r.density.g, input, out) {
             Ok(paths) if out.talks() => {
                 let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-                println!("density written to {}", names.join(", "));
+                outln!("density written to {}", names.join(", "));
             }
             Ok(_) => {}
             Err(e) => return out.fail(&format!("error: {e}")),
@@ -1011,7 +1013,7 @@ fn run_relax(
         let applied = planewave_core::checkpoint::read_meta(file, world.as_ref())
             .and_then(|m| m.apply_structure(&mut spec, file).map(|()| m));
         match applied {
-            Ok(m) if out.root => println!(
+            Ok(m) if out.root => outln!(
                 "relaxation continues from the structure of {} (its SCF iteration {}, E = {:.10} Ha); the optimiser's history starts afresh",
                 file.display(),
                 m.iteration,
@@ -1047,7 +1049,7 @@ fn run_relax(
         write_error: None,
     };
     if out.root {
-        println!(
+        outln!(
             "relaxation: {}{}, force tolerance {:.1e} Ha/bohr, at most {} steps",
             match opts.algorithm {
                 input::RelaxAlgorithm::Bfgs => "BFGS",
@@ -1147,8 +1149,8 @@ fn relax_summary(
     trajectory: &Path,
     json_path: &Path,
 ) {
-    println!();
-    println!(
+    outln!();
+    outln!(
         "{} after {} ionic steps",
         if r.converged {
             "relaxation converged"
@@ -1164,9 +1166,9 @@ fn relax_summary(
     if let Some(st) = &r.stress {
         report::stress(st);
     }
-    println!("final structure (POSCAR, Å):");
-    print!("{poscar}");
-    println!(
+    outln!("final structure (POSCAR, Å):");
+    out!("{poscar}");
+    outln!(
         "written: {} {} {}",
         poscar_path.display(),
         trajectory.display(),
@@ -1202,15 +1204,15 @@ fn check(input: &Path, ranks: usize, kpoint_groups: Option<usize>) -> ExitCode {
         Err(e) => return fail(&e),
     };
     if ranks > 1 {
-        println!("plane waves held per rank (k-points of its group; others whole, unused):");
+        outln!("plane waves held per rank (k-points of its group; others whole, unused):");
         for (r, (npw, _)) in per_rank.iter().enumerate() {
             let shown: Vec<String> = npw.iter().take(8).map(|n| n.to_string()).collect();
             let more = if npw.len() > 8 { " ..." } else { "" };
-            println!("  rank {r}: {}{more}", shown.join(" "));
+            outln!("  rank {r}: {}{more}", shown.join(" "));
         }
-        println!("density grid held per rank (dealt over each G-vector group):");
+        outln!("density grid held per rank (dealt over each G-vector group):");
         for (r, (_, (points, gvectors))) in per_rank.iter().enumerate() {
-            println!("  on rank {r}: {points} grid points, {gvectors} G-vectors");
+            outln!("  on rank {r}: {points} grid points, {gvectors} G-vectors");
         }
     }
     ExitCode::SUCCESS

@@ -39,7 +39,7 @@ pub(crate) fn run(post: &PostInput) -> ExitCode {
     };
     match done {
         Ok(lines) => {
-            println!("{lines}");
+            outln!("{lines}");
             ExitCode::SUCCESS
         }
         Err(e) => crate::fail(&format!("error: {e}")),

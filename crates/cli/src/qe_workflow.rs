@@ -177,14 +177,14 @@ pub(crate) fn run_non_scf(
         return out.fail(&format!("error: {e}"));
     }
     if out.talks() {
-        println!(
+        outln!(
             "{name} step from the SCF state in {}: {} k-points, {} fixed-density iterations, {:.1} s",
             save.display(),
             s.basis.kpoints.len(),
             r.iterations,
             t0.elapsed().as_secs_f64()
         );
-        println!("results written to {}", path.display());
+        outln!("results written to {}", path.display());
     }
     if !r.converged {
         if out.root {
@@ -264,14 +264,14 @@ fn bands_step(
         write_json(&save.join(BANDS), &saved)?;
         if out.talks() {
             if let Some(e) = b.edges() {
-                println!(
+                outln!(
                     "valence maximum {:.4} eV, conduction minimum {:.4} eV on the path: gap {:.4} eV",
                     e.vbm.0 * EV_PER_HARTREE,
                     e.cbm.0 * EV_PER_HARTREE,
                     e.gap() * EV_PER_HARTREE
                 );
             }
-            println!(
+            outln!(
                 "band picture written to {} and {}",
                 svg.display(),
                 png.display()
@@ -334,12 +334,12 @@ fn nscf_step(
             _ => String::new(),
         };
         match fermi {
-            Some(f) => println!(
+            Some(f) => outln!(
                 "nscf: {grid}{} irreducible k-points, Fermi level {:.4} eV ({occupations})",
                 s.basis.kpoints.len(),
                 f * EV_PER_HARTREE
             ),
-            None => println!("nscf: {grid}{} irreducible k-points", s.basis.kpoints.len()),
+            None => outln!("nscf: {grid}{} irreducible k-points", s.basis.kpoints.len()),
         }
     }
     Ok(fermi)

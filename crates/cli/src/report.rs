@@ -17,25 +17,28 @@ const EV: f64 = 27.211_386_245_988;
 pub fn setup(s: &Setup) {
     let m = &s.model;
     let b = &s.basis;
-    println!(
+    outln!(
         "planewave {}  input: {}",
         env!("CARGO_PKG_VERSION"),
         s.spec.source.display()
     );
-    println!("cell (bohr), volume {:.4} bohr^3:", m.crystal.volume);
+    outln!("cell (bohr), volume {:.4} bohr^3:", m.crystal.volume);
     for a in &m.crystal.lattice {
-        println!("  {:14.8} {:14.8} {:14.8}", a[0], a[1], a[2]);
+        outln!("  {:14.8} {:14.8} {:14.8}", a[0], a[1], a[2]);
     }
-    println!("atoms (fractional):");
+    outln!("atoms (fractional):");
     for a in &m.crystal.atoms {
         let f = a.frac;
-        println!(
+        outln!(
             "  {:<3} {:12.8} {:12.8} {:12.8}",
-            m.species[a.species].symbol, f[0], f[1], f[2]
+            m.species[a.species].symbol,
+            f[0],
+            f[1],
+            f[2]
         );
     }
     for sp in &m.species {
-        println!(
+        outln!(
             "species {:<3} Z_val = {}  projectors = {}  NLCC = {}  ({})",
             sp.symbol,
             sp.pseudo.z_valence,
@@ -53,7 +56,7 @@ pub fn setup(s: &Setup) {
             total_magnetization: None,
         } => "collinear, free moment".to_string(),
     };
-    println!(
+    outln!(
         "functional {}  smearing {} ({} Ha)  spin {}  electrons {}  bands {}",
         m.functional.name(),
         m.smearing.name(),
@@ -63,7 +66,7 @@ pub fn setup(s: &Setup) {
         s.params.nbands
     );
     if let Some(h) = &m.hybrid {
-        println!(
+        outln!(
             "hybrid: {:.0}% exact exchange ({} kernel; x_gamma extrapolation {}; q grid {}x{}x{}), the rest {}; semilocal SCF first, then outer steps with the compressed exchange operator",
             100.0 * h.fraction,
             h.kernel.screening.map_or("Coulomb".to_string(), |w| format!("erfc, screening {w} 1/bohr")),
@@ -74,14 +77,14 @@ pub fn setup(s: &Setup) {
             m.functional.name()
         );
     }
-    println!(
+    outln!(
         "symmetry operations {}  k-points {} ({} before symmetry)",
         m.symmetries.len(),
         b.kpoints.len(),
         s.nk_full
     );
     let npw: Vec<usize> = b.kpoints.iter().map(|k| k.npw_global()).collect();
-    println!(
+    outln!(
         "ecut {} Ha ({} Ry), density {} Ha  FFT grid {}x{}x{}  plane waves per k: {}..{}  density G-vectors {}",
         b.ecut,
         2.0 * b.ecut,
@@ -93,21 +96,21 @@ pub fn setup(s: &Setup) {
         npw.iter().max().unwrap_or(&0),
         b.rho_global_len()
     );
-    println!(
+    outln!(
         "parallel layout on {} rank(s): {}",
         b.parallel.world().size(),
         b.parallel.layout()
     );
-    println!(
+    outln!(
         "estimated memory {:.1} MiB per rank: {}",
         s.memory_estimate / 1048576.0,
         memory_parts(s)
     );
     for n in &s.notes {
-        println!("note: {n}");
+        outln!("note: {n}");
     }
     for w in &s.warnings {
-        println!("warning: {w}");
+        outln!("warning: {w}");
     }
 }
 
@@ -146,7 +149,7 @@ fn memory_parts(s: &Setup) -> String {
 pub fn placement(s: &Setup, p: &Placement) {
     let par = &s.basis.parallel;
     let topo = par.topology();
-    println!(
+    outln!(
         "ranks {} ({}) x threads {} on {} node(s) with {} cores each; sum over k-point groups: {}",
         topo.world.size(),
         topo.world.backend(),
@@ -156,23 +159,26 @@ pub fn placement(s: &Setup, p: &Placement) {
         par.sum_algorithm()
     );
     if let Some(d) = &s.params.device {
-        println!("local part of H (the bands' FFTs) on {}", d.describe());
+        outln!("local part of H (the bands' FFTs) on {}", d.describe());
     }
 }
 
 /// The parallel efficiency report and the time projection.
 pub fn parallel(r: &ParallelReport) {
-    println!();
+    outln!();
     if r.ranks == 1 && r.threads_per_rank == 1 {
-        println!("serial run (1 rank x 1 thread): {}", projection(r));
+        outln!("serial run (1 rank x 1 thread): {}", projection(r));
         for a in &r.advice {
-            println!("advice: {a}");
+            outln!("advice: {a}");
         }
         return;
     }
-    println!(
+    outln!(
         "parallel efficiency ({} rank(s) x {} thread(s), {}, {} node(s)):",
-        r.ranks, r.threads_per_rank, r.backend, r.nodes
+        r.ranks,
+        r.threads_per_rank,
+        r.backend,
+        r.nodes
     );
     for l in &r.levels {
         let head = format!(
@@ -182,24 +188,27 @@ pub fn parallel(r: &ParallelReport) {
             100.0 * l.efficiency
         );
         if l.ways > 1 || l.level == "k-point" {
-            println!(
+            outln!(
                 "{head}   computation {:.2} s  communication {:.3} s  waiting {:.3} s   {}",
-                l.computation_s, l.communication_s, l.waiting_s, l.note
+                l.computation_s,
+                l.communication_s,
+                l.waiting_s,
+                l.note
             );
         } else {
-            println!("{head}   {}", l.note);
+            outln!("{head}   {}", l.note);
         }
     }
-    println!("  overall: {:.0}%", 100.0 * r.overall_efficiency);
+    outln!("  overall: {:.0}%", 100.0 * r.overall_efficiency);
     operations(r);
     let c = &r.compute_per_rank;
-    println!(
+    outln!(
         "  computation per rank (block work less its band and G-vector communication): {:.2} s (rank {}) to {:.2} s (rank {})",
         c.min_s, c.min_rank, c.max_s, c.max_rank
     );
-    println!("{}", projection(r));
+    outln!("{}", projection(r));
     for a in &r.advice {
-        println!("advice: {a}");
+        outln!("advice: {a}");
     }
 }
 
@@ -209,7 +218,7 @@ fn operations(r: &ParallelReport) {
     if r.operations.is_empty() {
         return;
     }
-    println!("  communication by operation (seconds per rank; waiting, calls and data sent in brackets):");
+    outln!("  communication by operation (seconds per rank; waiting, calls and data sent in brackets):");
     for level in ["k-point", "band", "G-vector", "other"] {
         let mut ops: Vec<_> = r.operations.iter().filter(|o| o.level == level).collect();
         if ops.is_empty() {
@@ -225,7 +234,7 @@ fn operations(r: &ParallelReport) {
                 )
             })
             .collect();
-        println!("    {level:<9} {}", cells.join(", "));
+        outln!("    {level:<9} {}", cells.join(", "));
     }
 }
 
@@ -247,9 +256,14 @@ fn projection(r: &ParallelReport) -> String {
 
 /// Header of the iteration table.
 pub fn iteration_header() {
-    println!(
+    outln!(
         "      {:>5} {:>20} {:>12} {:>11} {:>8} {:>6}",
-        "iter", "energy (Ha)", "dE (Ha)", "residual", "time(s)", "eig-it"
+        "iter",
+        "energy (Ha)",
+        "dE (Ha)",
+        "residual",
+        "time(s)",
+        "eig-it"
     );
 }
 
@@ -262,15 +276,20 @@ pub fn iteration(it: &IterationInfo) {
         format!("{:.3e}", it.delta_e)
     };
     let mark = if it.estimated { "~" } else { " " };
-    println!(
+    outln!(
         "scf   {:>5} {:>20.10}{mark}{:>12} {:>11.3e} {:>8.2} {:>6.1}",
-        it.iteration, it.energy, de, it.residual, it.seconds, it.eigensolver_iterations
+        it.iteration,
+        it.energy,
+        de,
+        it.residual,
+        it.seconds,
+        it.eigensolver_iterations
     );
 }
 
 /// One line per outer step of a hybrid run (after its inner SCF loop).
 pub fn exx_step(x: &ExxStepInfo) {
-    println!(
+    outln!(
         "exx   step {:>3}: energy {:.10} Ha  Fock energy {:.10} Ha  dexx {:.3e} Ha  ({} inner iterations, {:.2} s)",
         x.step, x.energy, x.fock_energy, x.dexx, x.inner_iterations, x.seconds
     );
@@ -279,8 +298,8 @@ pub fn exx_step(x: &ExxStepInfo) {
 /// Final summary.
 pub fn summary(s: &Setup, r: &ScfResult) {
     let e = &r.energies;
-    println!();
-    println!(
+    outln!();
+    outln!(
         "{} after {} iterations",
         if r.converged {
             "SCF converged"
@@ -289,20 +308,20 @@ pub fn summary(s: &Setup, r: &ScfResult) {
         },
         r.iterations
     );
-    println!("energy terms (Ha):");
+    outln!("energy terms (Ha):");
     for t in e.terms() {
-        println!("  {:<16} {:20.10}", t.label, t.value);
+        outln!("  {:<16} {:20.10}", t.label, t.value);
     }
-    println!("  {:<16} {:20.10}", "one-electron", e.one_electron());
-    println!("internal energy E      = {:20.10} Ha", e.internal());
-    println!(
+    outln!("  {:<16} {:20.10}", "one-electron", e.one_electron());
+    outln!("internal energy E      = {:20.10} Ha", e.internal());
+    outln!(
         "! total energy F = E-TS = {:19.10} Ha = {:.8} eV",
         e.total(),
         e.total() * EV
     );
     if let Some(f) = &r.occupations.fermi {
         for (i, mu) in f.iter().enumerate() {
-            println!(
+            outln!(
                 "Fermi level{} = {:.6} Ha = {:.4} eV",
                 if f.len() > 1 {
                     format!(" (spin {})", i + 1)
@@ -315,24 +334,25 @@ pub fn summary(s: &Setup, r: &ScfResult) {
         }
     }
     if let Some(h) = r.occupations.homo {
-        print!("HOMO = {:.6} Ha ({:.4} eV)", h, h * EV);
+        out!("HOMO = {:.6} Ha ({:.4} eV)", h, h * EV);
         if let Some(l) = r.occupations.lumo {
-            print!(
+            out!(
                 "  LUMO = {:.6} Ha ({:.4} eV)  gap {:.4} eV",
                 l,
                 l * EV,
                 (l - h) * EV
             );
         }
-        println!();
+        outln!();
     }
     if s.model.nspin() == 2 {
-        println!(
+        outln!(
             "total magnetization {:.4}  absolute {:.4} (Bohr mag/cell)",
-            r.magnetization.0, r.magnetization.1
+            r.magnetization.0,
+            r.magnetization.1
         );
     }
-    println!("eigenvalues (eV):");
+    outln!("eigenvalues (eV):");
     for (sp, es) in r.eigenvalues.iter().enumerate() {
         for (k, ek) in es.iter().enumerate() {
             let kp = &s.basis.kpoints[k];
@@ -341,7 +361,7 @@ pub fn summary(s: &Setup, r: &ScfResult) {
             } else {
                 String::new()
             };
-            println!(
+            outln!(
                 "  k {:3} ({:7.4} {:7.4} {:7.4}){spin}:",
                 k + 1,
                 kp.frac[0],
@@ -350,7 +370,7 @@ pub fn summary(s: &Setup, r: &ScfResult) {
             );
             let line: Vec<String> = ek.iter().map(|x| format!("{:9.4}", x * EV)).collect();
             for chunk in line.chunks(8) {
-                println!("    {}", chunk.join(" "));
+                outln!("    {}", chunk.join(" "));
             }
         }
     }
@@ -360,7 +380,7 @@ pub fn summary(s: &Setup, r: &ScfResult) {
             .hybrid
             .map_or_else(String::new, |_| format!("{label}{x:.2}"))
     };
-    println!(
+    outln!(
         "timings (s): setup {:.2}  eigensolver {:.2} (H local {:.2}, nonlocal {:.2}{}, subspace solves {:.2}, the rest dense algebra)  density {:.2}  potentials {:.2}  mixing {:.2}{}  total {:.2}",
         t.setup,
         t.eigensolver,
@@ -378,10 +398,10 @@ pub fn summary(s: &Setup, r: &ScfResult) {
 
 /// Forces per atom in Ha/bohr and eV/Å.
 pub fn forces(s: &Setup, f: &Forces) {
-    println!("forces (Ha/bohr | eV/Å):");
+    outln!("forces (Ha/bohr | eV/Å):");
     let to_ev_a = EV * BOHR_PER_ANGSTROM;
     for (i, (x, a)) in f.total.iter().zip(&s.model.crystal.atoms).enumerate() {
-        println!(
+        outln!(
             "  {:4} {:<3} {:14.8} {:14.8} {:14.8} | {:12.6} {:12.6} {:12.6}",
             i + 1,
             s.model.species[a.species].symbol,
@@ -393,14 +413,14 @@ pub fn forces(s: &Setup, f: &Forces) {
             x[2] * to_ev_a
         );
     }
-    println!("  max |F| = {:.3e} Ha/bohr", f.max_norm());
+    outln!("  max |F| = {:.3e} Ha/bohr", f.max_norm());
 }
 
 /// The stress tensor in Ha/bohr^3 and GPa, with the pressure (QE sign).
 pub fn stress(st: &Stress) {
-    println!("stress (Ha/bohr^3 | GPa; negative = the cell wants to shrink):");
+    outln!("stress (Ha/bohr^3 | GPa; negative = the cell wants to shrink):");
     for row in &rounding_noise_as_zero(&st.total) {
-        println!(
+        outln!(
             "  {:14.6e} {:14.6e} {:14.6e} | {:10.4} {:10.4} {:10.4}",
             row[0],
             row[1],
@@ -410,7 +430,7 @@ pub fn stress(st: &Stress) {
             row[2] * HA_PER_BOHR3_IN_GPA
         );
     }
-    println!(
+    outln!(
         "  pressure = {:.6e} Ha/bohr^3 = {:.4} GPa",
         st.pressure(),
         st.pressure() * HA_PER_BOHR3_IN_GPA
@@ -428,9 +448,15 @@ fn rounding_noise_as_zero(t: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
 
 /// Header of the ionic-step table.
 pub fn ionic_header() {
-    println!(
+    outln!(
         "      {:>5} {:>20} {:>12} {:>12} {:>12} {:>6} {:>8}",
-        "step", "enthalpy (Ha)", "max|F| Ha/b", "P (GPa)", "V (bohr^3)", "scf", "time(s)"
+        "step",
+        "enthalpy (Ha)",
+        "max|F| Ha/b",
+        "P (GPa)",
+        "V (bohr^3)",
+        "scf",
+        "time(s)"
     );
 }
 
@@ -440,7 +466,7 @@ pub fn ionic_step(i: &StepInfo) {
         .pressure
         .map(|p| format!("{:.4}", p * HA_PER_BOHR3_IN_GPA))
         .unwrap_or_default();
-    println!(
+    outln!(
         "relax {:>5} {:>20.10} {:>12.3e} {:>12} {:>12.4} {:>6} {:>8.2}{}",
         i.step,
         i.enthalpy,
@@ -459,7 +485,7 @@ pub fn ionic_step(i: &StepInfo) {
 /// What a restart took from its checkpoint.
 pub fn restart(file: &Path, r: &planewave_core::checkpoint::Restart, seconds: f64) {
     let m = &r.meta;
-    println!(
+    outln!(
         "restart from {} ({}): iteration {} of the run that wrote it ({}), E = {:.10} Ha, {} bands",
         file.display(),
         file_size_and_time(file, seconds),
@@ -473,7 +499,7 @@ pub fn restart(file: &Path, r: &planewave_core::checkpoint::Restart, seconds: f6
         m.nbands
     );
     for n in &r.notes {
-        println!("  note: {n}");
+        outln!("  note: {n}");
     }
 }
 

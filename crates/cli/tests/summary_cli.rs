@@ -70,3 +70,36 @@ fn si_example_summary_reads_cleanly() {
     assert_eq!(doc["schema_version"], 1, "{doc}");
     assert_eq!(doc["program"], "planewave");
 }
+
+/// `planewave run | head -1`: the reader goes away after the first line; the run goes on
+/// without panicking, exits 0 and writes its results JSON.
+#[test]
+fn a_closed_stdout_does_not_stop_the_run() {
+    use std::io::BufRead;
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let json = std::env::temp_dir().join(format!("planewave-pipe-{}.json", std::process::id()));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_planewave"))
+        .arg("run")
+        .arg(root.join("examples/si.toml"))
+        .arg("--json")
+        .arg(&json)
+        .env("RAYON_NUM_THREADS", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the planewave binary runs");
+    let mut first = String::new();
+    let stdout = child.stdout.take().expect("piped stdout");
+    std::io::BufReader::new(stdout)
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("planewave"), "{first}");
+    let out = child.wait_with_output().unwrap(); // the pipe's reader is gone
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    std::fs::remove_file(&json).unwrap();
+    assert!(doc["total_energy_ha"].as_f64().unwrap() < -7.0, "{doc}");
+}
