@@ -381,6 +381,10 @@ enum Command {
         /// k-point groups (the other ranks of a group share its plane waves).
         #[arg(long)]
         kpoint_groups: Option<usize>,
+        /// Estimate the GPU memory per rank of a run with `--device gpu` (the GPU is not
+        /// opened; an input's `[parallel] device = "gpu"` does the same).
+        #[arg(long, value_enum)]
+        device: Option<DeviceArg>,
     },
     /// Rank the parallel layouts of a run on N ranks by predicted time per SCF iteration,
     /// with memory per rank, and say why the first wins.
@@ -519,7 +523,8 @@ fn main() -> ExitCode {
             input,
             ranks,
             kpoint_groups,
-        } => check(&input, ranks.unwrap_or(1), kpoint_groups),
+            device,
+        } => check(&input, ranks.unwrap_or(1), kpoint_groups, device),
         Command::Advise {
             input,
             ranks,
@@ -1177,7 +1182,12 @@ fn relax_summary(
 }
 
 /// `planewave check`: the set-up on `ranks` in-process ranks, printed by rank 0.
-fn check(input: &Path, ranks: usize, kpoint_groups: Option<usize>) -> ExitCode {
+fn check(
+    input: &Path,
+    ranks: usize,
+    kpoint_groups: Option<usize>,
+    device: Option<DeviceArg>,
+) -> ExitCode {
     if ranks == 0 || kpoint_groups == Some(0) {
         return fail("error: --ranks and --kpoint-groups must be at least 1");
     }
@@ -1188,12 +1198,28 @@ fn check(input: &Path, ranks: usize, kpoint_groups: Option<usize>) -> ExitCode {
     if kpoint_groups.is_some() {
         spec.parallel.kpoint_groups = kpoint_groups;
     }
+    // `check` runs where the GPU may not be (a login node): it estimates, without opening it.
+    let asked = std::mem::replace(&mut spec.parallel.device, input::Device::Cpu);
+    let on_gpu = device.map_or(asked == input::Device::Gpu, |d| d == DeviceArg::Gpu);
     // Rank 0 prints the set-up; every rank reports how many plane waves it holds.
     let per_rank = planewave_comm::Threads::run(ranks, |c| {
         let root = planewave_comm::Communicator::rank(&c) == 0;
         let s = setup::build_on(spec.clone(), c.into_arc()).map_err(|e| e.to_string())?;
         if root {
             report::setup(&s);
+            if on_gpu {
+                outln!("estimated GPU memory {} per rank", s.gpu_memory.describe());
+                let gvector_ranks = s.basis.parallel.layout().gvector_groups;
+                if let Some(why) = planewave_core::device::refused_layout(gvector_ranks) {
+                    outln!("warning: --device gpu would refuse this layout: {why}");
+                }
+                if !cfg!(feature = "cuda") {
+                    outln!(
+                        "warning: this planewave was built without GPU support: build it with \
+                         `cargo build --release --features cuda` to run on the GPU"
+                    );
+                }
+            }
         }
         let npw: Vec<usize> = s.basis.kpoints.iter().map(|k| k.npw()).collect();
         let density = (s.basis.rho_real_len(), s.basis.rho_millers.len());

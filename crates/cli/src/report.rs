@@ -159,7 +159,11 @@ pub fn placement(s: &Setup, p: &Placement) {
         par.sum_algorithm()
     );
     if let Some(d) = &s.params.device {
-        outln!("local part of H (the bands' FFTs) on {}", d.describe());
+        outln!(
+            "local part of H (the bands' FFTs) on {}; estimated GPU memory {} per rank",
+            d.describe(),
+            s.gpu_memory.describe()
+        );
     }
 }
 

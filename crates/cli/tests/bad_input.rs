@@ -408,10 +408,11 @@ fn density_cutoff_below_four_times_the_wavefunctions() {
 #[test]
 fn gpu_device_that_cannot_be_used_is_refused_by_name() {
     // No GPU here (CI): a build without `cuda` names the feature, one with it finds no driver;
-    // both refuse by the key, exit 2, before any SCF.
+    // both refuse by the key, exit 2, before any SCF. (`check` does not open the GPU: it
+    // estimates its memory, check_cli.rs.)
     let c = si_case("device_gpu");
     c.write("gpu.toml", &format!("{SI}\n[parallel]\ndevice = \"gpu\"\n"));
-    let e = c.refuse("gpu.toml");
+    let e = assert_refused(&c.planewave(&["run", "gpu.toml"]), "gpu.toml");
     assert_mentions(
         &e,
         &["error: gpu.toml:16: parallel.device:", "--device cpu"],

@@ -79,3 +79,39 @@ fn check_refuses_zero_ranks() {
         "{err}"
     );
 }
+
+/// `check --device gpu` estimates the GPU memory per rank without opening a GPU (none here):
+/// blocks and grids summing to the total; the same on each rank of 2 k-point groups (each holds
+/// every band); a G-vector group gets the GPU path's refusal as a warning.
+#[test]
+fn check_estimates_gpu_memory_without_a_gpu() {
+    let numbers = |out: &str| -> Vec<f64> {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("estimated GPU memory"))
+            .unwrap_or_else(|| panic!("no GPU estimate in\n{out}"));
+        line.replace(['(', ')', ','], " ")
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect()
+    };
+    let (code, one, err) = check(&["--device", "gpu"]);
+    assert_eq!(code, Some(0), "{err}");
+    // [total, band blocks, FFT grids] in MiB.
+    let a = numbers(&one);
+    assert_eq!(a.len(), 3, "{one}");
+    assert!((a[0] - a[1] - a[2]).abs() <= 0.11, "{one}");
+    assert!(a[1] > 0.0 && a[2] > 0.0, "{one}");
+    assert!(!one.contains("warning: --device gpu"), "{one}");
+    let (code, kgroups, err) = check(&["--device", "gpu", "--ranks", "2", "--kpoint-groups", "2"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(numbers(&kgroups), a, "{kgroups}");
+    let (code, gvectors, err) = check(&["--device", "gpu", "--ranks", "2", "--kpoint-groups", "1"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        gvectors.contains("warning: --device gpu would refuse this layout: the GPU path keeps"),
+        "{gvectors}"
+    );
+    let (_, cpu, _) = check(&[]);
+    assert!(!cpu.contains("GPU"), "{cpu}");
+}

@@ -42,6 +42,12 @@ pub trait SphereLocal: Send + Sync {
         psi: &[Complex64],
         out: &mut [Complex64],
     ) -> Result<(), String>;
+
+    /// The device's free memory (bytes) now, where it has its own (None: it shares the
+    /// host's).
+    fn free_bytes(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// The local part of H through a [`SphereLocal`] device.
@@ -65,6 +71,11 @@ impl DeviceLocal {
     /// The device's description.
     pub fn describe(&self) -> String {
         self.0.describe()
+    }
+
+    /// The device's free memory (bytes), where it has its own.
+    pub fn free_bytes(&self) -> Option<usize> {
+        self.0.free_bytes()
     }
 
     /// Run the device on `psi` (column-major, `sphere.len()` rows); stop with its message on

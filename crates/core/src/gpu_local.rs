@@ -112,6 +112,11 @@ impl SphereLocal for GpuSphere {
         self.description.clone()
     }
 
+    fn free_bytes(&self) -> Option<usize> {
+        let device = self.device.lock().ok()?;
+        device.gpu.memory().ok().map(|(free, _)| free)
+    }
+
     fn apply(
         &self,
         dims: [usize; 3],

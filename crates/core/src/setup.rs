@@ -4,6 +4,7 @@
 
 use crate::basis::{Basis, Cutoffs};
 use crate::crystal::{Atom, Crystal};
+use crate::device::GpuMemory;
 use crate::eigensolver::Eigensolver;
 use crate::input::{InputError, InputFormat, Kpoints, RunSpec, Spin};
 use crate::model::{Model, Species, SpinMode};
@@ -37,6 +38,8 @@ pub struct Setup {
     pub memory_estimate: f64,
     /// The estimate by part (without the MPI library's share).
     pub memory_parts: MemoryParts,
+    /// One rank's GPU memory for the local part of H, were the run on a GPU.
+    pub gpu_memory: GpuMemory,
     /// Non-fatal remarks for the user.
     pub warnings: Vec<String>,
     /// What the set-up did that the user should know (printed as notes).
@@ -152,10 +155,17 @@ pub fn build_following(
     check_q_grid(&spec, &model, &kpoints)?;
     refuse_with_ultrasoft(&spec, &model)?;
     let plan = Plan::make(&spec, world.as_ref(), &model, kpoints.len(), nbands)?;
+    let gpu_memory = GpuMemory::estimate(
+        &plan.memory,
+        plan.grid.dims.iter().product(),
+        plan.layout.band_groups,
+        matches!(spec.kpoints, Kpoints::Gamma),
+    );
     let device = crate::device::open(
         spec.parallel.device,
         world.as_ref(),
         plan.layout.gvector_groups,
+        gpu_memory,
     )
     .map_err(|m| {
         InputError::new(&spec.source, m)
@@ -190,6 +200,7 @@ pub fn build_following(
         params,
         memory_estimate: plan.memory_estimate,
         memory_parts: plan.memory,
+        gpu_memory,
         warnings,
         notes,
     })
