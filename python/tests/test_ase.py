@@ -262,3 +262,116 @@ def test_ctrl_c_stops_the_scf():
     assert time.monotonic() - t0 < 30
     atoms.calc.set(conv_thr=2e-9, density_tolerance=1e-8, electron_maxstep=100)
     assert atoms.get_potential_energy() < 0
+
+
+def qe_input_energy(case_dir, pseudo_dir, tmp_path):
+    """`planewave run` on the QE input of `case_dir` (its pseudo_dir pointed at `pseudo_dir`):
+    the total energy in eV."""
+    import re
+
+    text = (case_dir / "pw.in").read_text()
+    text = re.sub(r"pseudo_dir\s*=\s*'[^']*'", f"pseudo_dir='{pseudo_dir}'", text)
+    (tmp_path / "pw.in").write_text(text)
+    proc = subprocess.run(
+        [_cli_binary(), "run", "pw.in", "--json", "qe.json", "--quiet"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((tmp_path / "qe.json").read_text())["total_energy_ha"] * EV_PER_HARTREE
+
+
+def bohr_cell_atoms(symbols, cell_bohr, frac):
+    from ase import Atoms
+
+    cell = np.asarray(cell_bohr) * ANGSTROM_PER_BOHR
+    return Atoms(symbols, cell=cell, scaled_positions=frac, pbc=True)
+
+
+def test_spin_parameters_as_qe_s(cli, tmp_path):
+    """nspin, starting_magnetization and tot_magnetization as in QE: the H atom of
+    tests/data/qe/h1_lsda_gth_box through ASE equals `planewave run` on that pw.in."""
+    case = ROOT / "tests" / "data" / "qe" / "h1_lsda_gth_box"
+    atoms = bohr_cell_atoms("H", np.eye(3) * 10.0, [[0, 0, 0]])
+    atoms.calc = Planewave(
+        xc="LDA",
+        ecutwfc=30,
+        ecutrho=120,
+        kpts=(1, 1, 1),
+        nbands=2,
+        nspin=2,
+        starting_magnetization={"H": 0.5},
+        tot_magnetization=1,
+        conv_thr=1e-10,
+        mixing_beta=0.7,
+        pseudopotentials={"H": "H-q1.lda.gth"},
+        pseudo_dir=str(ROOT / "tests" / "data" / "pseudos" / "gth"),
+    )
+    e = atoms.get_potential_energy()
+    assert atoms.calc.get_number_of_spins() == 2
+    assert atoms.calc.result.results["total_magnetization"] == pytest.approx(1.0, abs=1e-8)
+    qe = qe_input_energy(case, ROOT / "tests" / "data" / "pseudos" / "gth", tmp_path)
+    assert_close(e, qe, 1e-8, what="H atom, spin")
+
+
+def test_ultrasoft_with_ecutrho_as_qe_s(cli, tmp_path):
+    """ecutrho (Ry) for an ultrasoft file: Si2 of tests/data/uspp/si2_pbe_us through ASE equals
+    `planewave run` on that pw.in."""
+    case = ROOT / "tests" / "data" / "uspp" / "si2_pbe_us"
+    atoms = si2()
+    atoms.calc = Planewave(
+        xc="PBE",
+        ecutwfc=45,
+        ecutrho=360,
+        kpts=(4, 4, 4),
+        nbands=8,
+        conv_thr=1e-12,
+        mixing_beta=0.7,
+        pseudopotentials={"Si": "Si.pbe-nl-rrkjus_psl.1.0.0.UPF"},
+        pseudo_dir=str(ROOT / "tests" / "data" / "uspp"),
+    )
+    e = atoms.get_potential_energy()
+    assert atoms.calc.result.results["ecut_rho_ha"] == pytest.approx(180.0)
+    qe = qe_input_energy(case, ROOT / "tests" / "data" / "uspp", tmp_path)
+    assert_close(e, qe, 1e-8, what="ultrasoft Si2")
+
+
+def test_pbe0_as_qe_s(cli, tmp_path):
+    """xc='PBE0' (its q grid through input_data): Si2 of tests/data/qe/si2_pbe0_gth_nq1 through
+    ASE equals `planewave run` on that pw.in, and asking for its stress says it has none."""
+    from ase.calculators.calculator import PropertyNotImplementedError
+
+    case = ROOT / "tests" / "data" / "qe" / "si2_pbe0_gth_nq1"
+    atoms = si2()
+    atoms.calc = Planewave(
+        xc="PBE0",
+        ecutwfc=30,
+        kpts=(2, 2, 2),
+        nbands=8,
+        conv_thr=1e-10,
+        mixing_beta=0.7,
+        input_data={"hybrid": {"q_grid": [1, 1, 1]}},
+        pseudopotentials={"Si": "Si-q4.pbe.gth"},
+        pseudo_dir=str(ROOT / "tests" / "data" / "pseudos" / "gth"),
+    )
+    e = atoms.get_potential_energy()
+    qe = qe_input_energy(case, ROOT / "tests" / "data" / "pseudos" / "gth", tmp_path)
+    assert_close(e, qe, 1e-8, what="PBE0 Si2")
+    with pytest.raises(PropertyNotImplementedError):
+        atoms.get_stress()
+
+
+@pytest.mark.parametrize(
+    "kw, name",
+    [
+        ({"nspin": 4}, "nspin"),
+        ({"tot_magnetization": 1}, "tot_magnetization"),
+        ({"nspin": 2, "starting_magnetization": {"Si": 1.5}}, "starting_magnetization"),
+        ({"nspin": 2, "starting_magnetization": {"Fe": 0.5}}, "starting_magnetization"),
+        ({"ecutrho": -1}, "ecutrho"),
+    ],
+)
+def test_bad_spin_or_cutoff_parameter_names_it(kw, name):
+    with pytest.raises(ValueError, match=name):
+        si_example_calc(**kw).toml(si2())

@@ -56,7 +56,11 @@ DEFAULTS = {
     "degauss": None,
     "pseudopotentials": None,
     "pseudo_dir": None,
+    "ecutrho": None,
     "nbands": None,
+    "nspin": None,
+    "starting_magnetization": None,
+    "tot_magnetization": None,
     "conv_thr": None,
     "density_tolerance": None,
     "electron_maxstep": None,
@@ -175,6 +179,37 @@ def kpoints_toml(kpts, koffset, cell):
     return {"grid": size, "shift": shift}
 
 
+def _spin(p, symbols, model):
+    """QE's spin parameters into ``model`` (``spin``, ``total_magnetization``); returns the
+    starting magnetisation per species symbol (QE's fractions, -1 to 1)."""
+    nspin, start, total = p["nspin"], p["starting_magnetization"], p["tot_magnetization"]
+    if nspin not in (None, 1, 2):
+        raise _bad("nspin", nspin, "must be 1 or 2 (collinear spin; planewave has no nspin = 4)")
+    if nspin != 2:
+        for name in ("starting_magnetization", "tot_magnetization"):
+            if p[name] is not None:
+                raise _bad(name, p[name], "needs nspin=2")
+        return {}
+    model["spin"] = "collinear"
+    if total is not None:
+        model["total_magnetization"] = _number("tot_magnetization", total, positive=False)
+    if start is None:
+        return {}
+    if not isinstance(start, dict):
+        raise _bad("starting_magnetization", start, "must be a dict {symbol: fraction from -1 to 1}")
+    out = {}
+    for sym, m in start.items():
+        if sym not in symbols:
+            raise _bad("starting_magnetization", start, f"names {sym!r}, which is not in the structure")
+        m = _number("starting_magnetization", m, positive=False)
+        if not -1.0 <= m <= 1.0:
+            raise _bad(
+                "starting_magnetization", start, f"the value of {sym!r} must be from -1 to 1 (QE's fraction)"
+            )
+        out[sym] = m
+    return out
+
+
 def _pseudo_dir(pseudo_dir):
     if pseudo_dir is None:
         pseudo_dir = os.environ.get("PLANEWAVE_PSEUDO") or os.environ.get("ESPRESSO_PSEUDO") or "."
@@ -214,6 +249,8 @@ def tables(cell, symbols, scaled_positions, params, title="planewave"):
     else:
         ecut = _energy("ecut", p["ecut"], "eV")
     basis = {"ecut": ecut, "kpoints": kpoints_toml(p["kpts"], p["koffset"], cell)}
+    if p["ecutrho"] is not None:
+        basis["ecut_rho"] = _energy("ecutrho", p["ecutrho"], "Ry")
     if p["nbands"] is not None:
         basis["nbands"] = _int("nbands", p["nbands"])
 
@@ -258,6 +295,8 @@ def tables(cell, symbols, scaled_positions, params, title="planewave"):
             raise _bad("mixing_beta", beta, "must be in (0, 1]")
         scf["mixing"] = {"beta": beta}
 
+    magnetization = _spin(p, symbols, model)
+
     pseudos = p["pseudopotentials"]
     if not isinstance(pseudos, dict):
         raise _bad("pseudopotentials", pseudos, "must be a dict {symbol: file name}")
@@ -277,6 +316,8 @@ def tables(cell, symbols, scaled_positions, params, title="planewave"):
                 f"the file of {sym!r} is not there: {path} (pseudo_dir: {pseudo_dir})",
             )
         species[sym] = {"pseudo": path}
+        if sym in magnetization:
+            species[sym]["magnetization"] = magnetization[sym]
 
     doc = {
         "title": title,

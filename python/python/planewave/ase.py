@@ -30,8 +30,15 @@ Parameters (QE's names and units where QE has them, ASE's otherwise):
 ``pseudopotentials``, ``pseudo_dir``
     {symbol: file name} in ``pseudo_dir`` (default: $PLANEWAVE_PSEUDO, else $ESPRESSO_PSEUDO,
     else the current folder). Norm-conserving/ultrasoft UPF, GTH (CP2K) files.
+``ecutrho``
+    Density cutoff in Ry (QE's; or a string with a unit; default 4 ``ecutwfc``; ultrasoft files
+    want more, typically 8 ``ecutwfc``).
 ``nbands``
     Bands per k-point (default: planewave's choice).
+``nspin``, ``starting_magnetization``, ``tot_magnetization``
+    As in QE: ``nspin=2`` for collinear spin, ``starting_magnetization={'Fe': 0.5}`` (the
+    fraction of each species' valence, -1 to 1), ``tot_magnetization`` (a fixed moment, μB).
+    ASE's initial magnetic moments are not read: give these instead.
 ``conv_thr``
     SCF energy tolerance in Ry (QE's; default planewave's 1e-8 Ha); ``density_tolerance``:
     planewave's density residual tolerance (default 1e-7).
