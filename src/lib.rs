@@ -32,6 +32,44 @@
 //!
 //! `examples/distributed_scf.rs` is a complete program (`cargo run --release --example
 //! distributed_scf`).
+//!
+//! # Arrays in, arrays out: ndarray at the boundary
+//!
+//! [`arrays`] takes a structure as [`ndarray`] arrays (units named: here Å and Cartesian) and
+//! gives the results as arrays: the density and potential on the FFT grid (`[i, j, k]` along
+//! a1, a2, a3), eigenvalues and occupations `[spin, k, band]`, forces, stress and band
+//! coefficients, as views where the layout allows. The facade re-exports [`ndarray`] (0.16);
+//! a project's own `ndarray = "0.16"` is the same crate. Here, the planar average of the
+//! density over the planes spanned by a1 and a2:
+//!
+//! ```no_run
+//! use ndarray::{array, Axis};
+//! use planewave::arrays::{self, LengthUnit, Positions, Structure};
+//! use planewave::core::{input, scf::IterationInfo, setup, workflow};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let (h, q) = (2.715, 1.3575); // Å: half and a quarter of silicon's cubic lattice constant
+//! let cell = array![[0.0, h, h], [h, 0.0, h], [h, h, 0.0]]; // rows a1, a2, a3
+//! let positions = array![[0.0, 0.0, 0.0], [q, q, q]];
+//! let (unit, kind) = (LengthUnit::Angstrom, Positions::Cartesian);
+//! let st = Structure::from_arrays(cell.view(), unit, positions.view(), kind)?;
+//! // The pseudopotential, cutoff and k-points from the silicon example's input.
+//! let mut spec = input::load(std::path::Path::new("examples/si.toml"))?;
+//! st.set_in(&mut spec, &["Si", "Si"])?;
+//! let s = setup::build(spec)?;
+//! let c = workflow::run(&s, None, |_: &IterationInfo| {})?;
+//! let rho = arrays::density(&s.basis, &c.scf.density, 0); // (n1, n2, n3), a view
+//! println!("{} electrons", rho.sum() * s.basis.dv());
+//! let planar = rho.mean_axis(Axis(0)).unwrap().mean_axis(Axis(0)).unwrap(); // along a3
+//! println!("planar average along a3: {planar:.5}");
+//! println!("forces (Ha/bohr):\n{:.6}", arrays::forces(c.forces.as_ref().unwrap()));
+//! # Ok(()) }
+//! ```
+//!
+//! `examples/planar_average.rs` is the complete program (`cargo run --release --example
+//! planar_average`): planar averages of the density and the potential, and the electron count.
+pub mod arrays;
+
+pub use ndarray;
 pub use planewave_comm as comm;
 pub use planewave_core as core;
 pub use planewave_fft as fft;
