@@ -375,3 +375,19 @@ def test_pbe0_as_qe_s(cli, tmp_path):
 def test_bad_spin_or_cutoff_parameter_names_it(kw, name):
     with pytest.raises(ValueError, match=name):
         si_example_calc(**kw).toml(si2())
+
+
+@pytest.mark.parametrize("readme", ["README.md", "python/README.md"])
+def test_readme_five_lines_run(readme, monkeypatch, capsys):
+    """The README's ASE lines (the issue's route), run as a user runs them from the repository
+    root: an energy in eV near Si2's, forces and a stress."""
+    import re
+
+    text = (ROOT / readme).read_text()
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "Planewave(" in b]
+    assert blocks, f"no ASE example in {readme}"
+    monkeypatch.chdir(ROOT)
+    exec(compile(blocks[0], readme, "exec"), {})
+    printed = capsys.readouterr().out
+    energy = float(printed.split()[0])
+    assert -216.0 < energy < -215.0, printed  # Si2 at 30 Ry: -7.93 Ha = -215.8 eV
