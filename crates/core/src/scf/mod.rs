@@ -893,8 +893,10 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         let (model, basis) = (self.model, self.basis);
         let augmentation = self.fixed.augmentation.as_ref().map(|aug| {
             let weights = term::band_weights(basis, occ);
-            let held = |s, k| self.terms.iter().find_map(|t| t.held_projectors((s, k)));
-            let becsum = crate::augmentation::becsum(model, basis, aug, psi, &weights, held);
+            let by_term = self.terms.iter().find_map(|t| t.becsum(aug, psi, &weights));
+            let becsum = by_term.unwrap_or_else(|| {
+                crate::augmentation::becsum(model, basis, aug, psi, &weights, |_, _| None)
+            });
             aug.density(model, basis, &becsum)
         });
         density::from_wavefunctions(

@@ -802,6 +802,12 @@ pub struct Nonlocal<'a, T: BandScalar> {
 }
 
 impl<'a, T: BandScalar> Nonlocal<'a, T> {
+    /// The projectors held for block `(spin, k)` once its operator was asked for.
+    fn held_projectors(&self, (spin, k): (usize, usize)) -> Option<&KProjectors<T>> {
+        let slot = if self.per_spin { spin } else { 0 };
+        self.projectors[slot * self.basis.kpoints.len() + k].get()
+    }
+
     /// The term of `model` on `basis`.
     pub fn new(model: &'a Model, basis: &'a Basis) -> Self {
         let ultrasoft = model
@@ -894,9 +900,16 @@ impl<T: BandScalar> Term<T> for Nonlocal<'_, T> {
         p.has_overlap().then_some(Operator::Overlap(p))
     }
 
-    fn held_projectors(&self, (spin, k): (usize, usize)) -> Option<&KProjectors<T>> {
-        let slot = if self.per_spin { spin } else { 0 };
-        self.projectors[slot * self.basis.kpoints.len() + k].get()
+    fn becsum(
+        &self,
+        charges: &crate::augmentation::AugmentationCharges,
+        psi: &[Vec<Mat<T>>],
+        weights: &[Vec<Vec<f64>>],
+    ) -> Option<crate::augmentation::Becsum> {
+        let held = |s, k| self.held_projectors((s, k));
+        Some(crate::augmentation::becsum(
+            self.model, self.basis, charges, psi, weights, held,
+        ))
     }
 
     fn screen(&self, delta: &crate::augmentation::Becsum) {

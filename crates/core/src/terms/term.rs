@@ -201,13 +201,16 @@ pub trait Term<T: BandScalar> {
     fn overlap<'s>(&'s self, _s: &State<'s, T>, _block: (usize, usize)) -> Option<Operator<'s, T>> {
         None
     }
-    /// The projectors this term holds for block `(spin, k)` once its operator was asked for
-    /// (the nonlocal term's), so that the augmentation's `becsum` projects the bands without
-    /// building them again. None by default.
-    fn held_projectors(
+    /// The augmentation's band sums `becsum` of `psi` with `weights`
+    /// ([`crate::augmentation::becsum`]), from the term that projects the bands anyway (the
+    /// nonlocal term, with the projectors its operator holds), so the SCF does not build them
+    /// again. None by default. Collective over the ranks that hold bands.
+    fn becsum(
         &self,
-        _block: (usize, usize),
-    ) -> Option<&crate::terms::nonlocal::KProjectors<T>> {
+        _charges: &crate::augmentation::AugmentationCharges,
+        _psi: &[Vec<Mat<T>>],
+        _weights: &[Vec<Vec<f64>>],
+    ) -> Option<crate::augmentation::Becsum> {
         None
     }
     /// Take the screening `delta` (`[spin][atom][pair]`, Ha) of the local potential, for a
