@@ -103,3 +103,29 @@ fn a_closed_stdout_does_not_stop_the_run() {
     std::fs::remove_file(&json).unwrap();
     assert!(doc["total_energy_ha"].as_f64().unwrap() < -7.0, "{doc}");
 }
+
+/// The forces' and the stress's time per term in the JSON: the terms of the values and
+/// "set-up", each non-negative; the log's line says the same, "set-up" first.
+#[test]
+fn forces_and_stress_report_their_time_per_term() {
+    let (text, doc) = si_example();
+    for (values, seconds, line) in [
+        ("force_terms_ha_per_bohr", "force_seconds", "  max |F| = "),
+        (
+            "stress_terms_ha_per_bohr3",
+            "stress_seconds",
+            "  pressure = ",
+        ),
+    ] {
+        let terms = doc[values].as_object().unwrap();
+        let times = doc[seconds].as_object().unwrap();
+        let mut names: Vec<&String> = terms.keys().collect();
+        names.push(times.keys().find(|k| *k == "set-up").expect("set-up"));
+        names.sort();
+        assert_eq!(names, times.keys().collect::<Vec<_>>(), "{doc}");
+        assert!(times.values().all(|t| t.as_f64().unwrap() >= 0.0), "{doc}");
+        let shown = text.lines().find(|l| l.starts_with(line)).unwrap();
+        let (_, tail) = shown.split_once("(computed in ").expect(shown);
+        assert!(tail.contains(" s: set-up "), "{shown}");
+    }
+}

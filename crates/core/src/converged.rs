@@ -9,6 +9,7 @@ use crate::scf::{ScfResult, Wavefunctions};
 use crate::terms::term::{self, band_weights, Bands, Share, State, Summable, Term};
 use num_complex::Complex64;
 use planewave_linalg::Mat;
+use std::time::Instant;
 
 /// A per-term quantity of a converged state (forces, stress), read from any [`Term`].
 pub trait Quantity {
@@ -18,20 +19,30 @@ pub trait Quantity {
     fn of<T: BandScalar>(t: &dyn Term<T>, s: &State<'_, T>) -> Option<Share<Self::Value>>;
 }
 
+/// Each term's value of a quantity, with the seconds the work took on this rank.
+pub struct PerTerm<V> {
+    /// (term name, value), in the term list's order.
+    pub values: Vec<(&'static str, V)>,
+    /// (term name, seconds), "set-up" first: the term list and, with ultrasoft species, the
+    /// screening of the coupling.
+    pub seconds: Vec<(&'static str, f64)>,
+}
+
 /// The contribution of every term of [`term::standard`] to `Q` for the converged SCF `scf` (its
-/// output density, bands and -TS), completed over the k-point groups, with the terms' names.
-/// Collective.
+/// output density, bands and -TS), completed over the k-point groups, with the terms' names
+/// and times. Collective.
 pub fn of_converged<Q: Quantity>(
     model: &Model,
     basis: &Basis,
     scf: &ScfResult,
-) -> Vec<(&'static str, Q::Value)> {
+) -> PerTerm<Q::Value> {
     fn with<Q: Quantity, T: BandScalar>(
         model: &Model,
         basis: &Basis,
         scf: &ScfResult,
         psi: &[Vec<Mat<T>>],
-    ) -> Vec<(&'static str, Q::Value)> {
+    ) -> PerTerm<Q::Value> {
+        let t0 = Instant::now();
         let weights = band_weights(basis, &scf.occupations.occ);
         let eigenvalues = local_eigenvalues(basis, &scf.eigenvalues);
         let core = crate::density::core_density(model, basis);
@@ -63,10 +74,18 @@ pub fn of_converged<Q: Quantity>(
             v
         });
         state.local_potential = potential.as_deref();
-        terms
-            .iter()
-            .filter_map(|t| Q::of(t.as_ref(), &state).map(|v| (t.name(), v.complete(basis))))
-            .collect()
+        let mut out = PerTerm {
+            values: Vec::new(),
+            seconds: vec![("set-up", t0.elapsed().as_secs_f64())],
+        };
+        for t in &terms {
+            let t0 = Instant::now();
+            if let Some(v) = Q::of(t.as_ref(), &state) {
+                out.values.push((t.name(), v.complete(basis)));
+                out.seconds.push((t.name(), t0.elapsed().as_secs_f64()));
+            }
+        }
+        out
     }
     match &scf.wavefunctions {
         Wavefunctions::Complex(psi) => with::<Q, Complex64>(model, basis, scf, psi),

@@ -20,6 +20,8 @@ pub struct Forces {
     pub total: Vec<[f64; 3]>,
     /// (term name, forces) for "local", "nonlocal", "ewald", "core_correction".
     pub terms: Vec<(&'static str, Vec<[f64; 3]>)>,
+    /// (term name, seconds) on this rank, "set-up" first ([`crate::converged::PerTerm`]).
+    pub seconds: Vec<(&'static str, f64)>,
 }
 
 impl Forces {
@@ -44,8 +46,8 @@ impl crate::converged::Quantity for ForcesOf {
 
 /// Forces of the converged state `scf` of `model` on `basis`.
 pub fn compute(model: &Model, basis: &Basis, scf: &ScfResult) -> Forces {
-    let terms: Vec<_> = crate::converged::of_converged::<ForcesOf>(model, basis, scf)
-        .into_iter()
+    let per_term = crate::converged::of_converged::<ForcesOf>(model, basis, scf);
+    let terms: Vec<_> = (per_term.values.into_iter())
         .map(|(name, f)| {
             (
                 name,
@@ -59,5 +61,9 @@ pub fn compute(model: &Model, basis: &Basis, scf: &ScfResult) -> Forces {
             (0..3).for_each(|i| t[i] += x[i]);
         }
     }
-    Forces { total, terms }
+    Forces {
+        total,
+        terms,
+        seconds: per_term.seconds,
+    }
 }

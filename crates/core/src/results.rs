@@ -44,6 +44,7 @@ pub fn to_json(
                 .map(|(n, v)| (n.to_string(), json!(v)))
                 .collect(),
         );
+        doc["force_seconds"] = seconds(&f.seconds);
     }
     if let Some(s) = stress {
         doc["stress_ha_per_bohr3"] = json!(s.total);
@@ -55,8 +56,18 @@ pub fn to_json(
                 .map(|(n, v)| (n.to_string(), json!(v)))
                 .collect(),
         );
+        doc["stress_seconds"] = seconds(&s.seconds);
     }
     doc
+}
+
+/// `{"set-up": 0.1, "local": 0.02, ...}` (rank 0's seconds per term).
+fn seconds(per_term: &[(&'static str, f64)]) -> Value {
+    Value::Object(
+        (per_term.iter())
+            .map(|(n, t)| (n.to_string(), json!(t)))
+            .collect(),
+    )
 }
 
 /// The results document of a relaxation: the final structure's SCF, forces and stress as in

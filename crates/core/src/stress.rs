@@ -24,6 +24,8 @@ pub struct Stress {
     /// (term name, tensor) for "kinetic", "local", "nonlocal", "hartree", "xc", "ewald",
     /// "core_correction".
     pub terms: Vec<(&'static str, [[f64; 3]; 3])>,
+    /// (term name, seconds) on this rank, "set-up" first ([`crate::converged::PerTerm`]).
+    pub seconds: Vec<(&'static str, f64)>,
 }
 
 impl Stress {
@@ -45,8 +47,8 @@ impl crate::converged::Quantity for StressOf {
 
 /// Stress of the converged state `scf` of `model` on `basis`.
 pub fn compute(model: &Model, basis: &Basis, scf: &ScfResult) -> Stress {
-    let terms: Vec<_> = crate::converged::of_converged::<StressOf>(model, basis, scf)
-        .into_iter()
+    let per_term = crate::converged::of_converged::<StressOf>(model, basis, scf);
+    let terms: Vec<_> = (per_term.values.into_iter())
         .map(|(name, s)| {
             (
                 name,
@@ -60,5 +62,9 @@ pub fn compute(model: &Model, basis: &Basis, scf: &ScfResult) -> Stress {
             *t += x;
         }
     }
-    Stress { total, terms }
+    Stress {
+        total,
+        terms,
+        seconds: per_term.seconds,
+    }
 }
