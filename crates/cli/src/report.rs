@@ -38,8 +38,13 @@ pub fn setup(s: &Setup) {
         );
     }
     for sp in &m.species {
+        let kind = match (sp.pseudo.paw(), sp.pseudo.augmentation()) {
+            (Some(_), _) => "PAW",
+            (None, Some(_)) => "ultrasoft",
+            _ => "norm-conserving",
+        };
         outln!(
-            "species {:<3} Z_val = {}  projectors = {}  NLCC = {}  ({})",
+            "species {:<3} {kind}  Z_val = {}  projectors = {}  NLCC = {}  ({})",
             sp.symbol,
             sp.pseudo.z_valence,
             sp.pseudo.projectors.len(),
@@ -323,6 +328,12 @@ pub fn summary(s: &Setup, r: &ScfResult) {
         e.total(),
         e.total() * EV
     );
+    if let Some(core) = s.model.core_energy() {
+        outln!(
+            "total all-electron energy = {:17.10} Ha (PAW: the total energy with the cores')",
+            e.total() + core
+        );
+    }
     if let Some(f) = &r.occupations.fermi {
         for (i, mu) in f.iter().enumerate() {
             outln!(

@@ -93,6 +93,17 @@ impl AugmentationCharges {
         })
     }
 
+    /// Zero band sums of `model`'s atoms, `[spin][atom][pair]`.
+    pub fn zero_becsum(&self, model: &Model) -> Becsum {
+        let atoms: Vec<Vec<f64>> = model
+            .crystal
+            .atoms
+            .iter()
+            .map(|a| vec![0.0; pair_count(self.components(a.species))])
+            .collect();
+        vec![atoms; model.nspin()]
+    }
+
     /// Projector components of one atom of `species` (0: norm-conserving).
     pub fn components(&self, species: usize) -> usize {
         self.species[species].as_ref().map_or(0, |s| s.ncomp)

@@ -91,7 +91,7 @@ fn legendre_derivative(l: usize, m: usize, z: f64) -> f64 {
 }
 
 /// Gauss–Legendre nodes and weights on [-1, 1] (Newton on P_n).
-fn gauss_legendre(n: usize) -> Vec<(f64, f64)> {
+pub(crate) fn gauss_legendre(n: usize) -> Vec<(f64, f64)> {
     (0..n)
         .map(|i| {
             let mut x = (PI * (i as f64 + 0.75) / (n as f64 + 0.5)).cos();

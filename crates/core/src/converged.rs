@@ -66,11 +66,12 @@ pub fn of_converged<Q: Quantity>(
         let (terms, charges) = term::standard_and_charges(model, basis);
         // Ultrasoft species: the coupling screened by the density's potential, which the
         // augmentation forces read too.
+        let paw = crate::terms::paw::OneCentre::new(model);
         let potential = charges.map(|charges| {
             let v = term::potentials(&terms, &state).total;
-            let fields: Vec<&[f64]> = v.iter().map(Vec::as_slice).collect();
-            let v_g = basis.rho_to_sphere_many(&fields);
-            term::screen(&terms, &charges.screening(model, basis, &v_g));
+            let delta =
+                crate::scf::screening(model, basis, &charges, paw.as_ref(), &v, &scf.density);
+            term::screen(&terms, &delta);
             v
         });
         state.local_potential = potential.as_deref();

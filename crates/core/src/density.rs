@@ -24,6 +24,10 @@ pub struct Density {
     pub g: Vec<Vec<Complex64>>,
     /// Values at this rank's FFT grid points, per channel (electrons / bohr^3).
     pub r: Vec<Vec<f64>>,
+    /// The band sums of PAW atoms the density carries, symmetrised (`[spin][atom][pair]`,
+    /// [`crate::augmentation::Becsum`]); None without PAW species, or for a density not made
+    /// from bands (the atoms' own then stand for them, [`crate::terms::paw`]).
+    pub becsum: Option<crate::augmentation::Becsum>,
 }
 
 impl Density {
@@ -31,7 +35,7 @@ impl Density {
     pub fn from_g(basis: &Basis, g: Vec<Vec<Complex64>>) -> Self {
         let fields: Vec<&[Complex64]> = g.iter().map(Vec::as_slice).collect();
         let r = basis.rho_to_real_many(&fields);
-        Self { g, r }
+        Self { g, r, becsum: None }
     }
 
     /// Total density on the sphere.

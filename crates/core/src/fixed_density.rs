@@ -131,8 +131,9 @@ impl Mixer for Frozen {
         &mut self,
         input: &[Vec<Complex64>],
         _: &[Vec<Complex64>],
+        carried: (&[f64], &[f64]),
         _: &dyn Fn(&mut [f64]),
-    ) -> Vec<Vec<Complex64>> {
-        input.to_vec()
+    ) -> (Vec<Vec<Complex64>>, Vec<f64>) {
+        (input.to_vec(), carried.0.to_vec())
     }
 }

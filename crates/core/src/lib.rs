@@ -38,6 +38,7 @@ pub mod occupation;
 pub mod operators;
 pub mod overlap;
 pub mod parallel;
+pub mod paw;
 pub mod pdos;
 pub mod projections;
 pub mod pseudo;

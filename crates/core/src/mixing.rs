@@ -10,6 +10,10 @@
 //! products are local sums completed by the caller's `sum` (one reduction per step); everything
 //! else is element-wise.
 //!
+//! Values that ride along (PAW's band sums, as QE's `mix_rho` carries `rho%bec`) are mixed
+//! with the same coefficients but stay out of the inner products: `carried` in
+//! [`AndersonMixer::next_carrying`], the same on every rank.
+//!
 //! Densities are real, so rho(-G) = rho(G)*: given the position of every entry's mirror -G,
 //! the mixer works on one entry of each pair (inner products count it twice) and restores the
 //! other by conjugation, which halves its history (8 pairs of sphere vectors by default) and
@@ -35,6 +39,8 @@ pub struct AndersonMixer {
     /// Position of each entry's mirror (None: every entry is kept).
     mirror: Option<Vec<usize>>,
     history: VecDeque<(Vec<Complex64>, Vec<Complex64>)>,
+    /// The carried values' (x, F) of each history entry.
+    carried: VecDeque<(Vec<f64>, Vec<f64>)>,
 }
 
 impl AndersonMixer {
@@ -81,6 +87,7 @@ impl AndersonMixer {
             weight,
             mirror: mirror.map(<[usize]>::to_vec),
             history: VecDeque::new(),
+            carried: VecDeque::new(),
         }
     }
 
@@ -117,6 +124,26 @@ impl AndersonMixer {
         x_out: &[Vec<Complex64>],
         sum: &dyn Fn(&mut [f64]),
     ) -> Vec<Vec<Complex64>> {
+        self.next_carrying(x_in, x_out, (&[], &[]), sum).0
+    }
+
+    /// [`Self::next`], with the values `carried` = (in, out) mixed alongside by the same
+    /// coefficients (see the module doc).
+    pub fn next_carrying(
+        &mut self,
+        x_in: &[Vec<Complex64>],
+        x_out: &[Vec<Complex64>],
+        carried: (&[f64], &[f64]),
+        sum: &dyn Fn(&mut [f64]),
+    ) -> (Vec<Vec<Complex64>>, Vec<f64>) {
+        let ce: Vec<f64> = carried.0.to_vec();
+        let cf: Vec<f64> = carried
+            .1
+            .iter()
+            .zip(carried.0)
+            .map(|(o, i)| o - i)
+            .collect();
+        let (mut ce_bar, mut cf_bar) = (ce.clone(), cf.clone());
         let nk = self.keep.len();
         let x = self.pack(x_in);
         let mut f = self.pack(x_out);
@@ -177,18 +204,31 @@ impl AndersonMixer {
                     .enumerate()
                     .with_min_len(4096)
                     .for_each(update);
+                for (g, (hx, hf)) in gamma.iter().zip(&self.carried) {
+                    for k in 0..ce_bar.len().min(hx.len()) {
+                        ce_bar[k] -= (ce[k] - hx[k]) * g;
+                        cf_bar[k] -= (cf[k] - hf[k]) * g;
+                    }
+                }
             }
         }
         self.history.push_back((x, f));
+        self.carried.push_back((ce, cf));
         if self.history.len() > self.depth {
             self.history.pop_front();
+            self.carried.pop_front();
         }
         let next: Vec<Complex64> = xbar
             .iter()
             .zip(&fbar)
             .map(|(a, b)| a + b * self.beta)
             .collect();
-        self.unpack(&next)
+        let carried_next = ce_bar
+            .iter()
+            .zip(&cf_bar)
+            .map(|(a, b)| a + b * self.beta)
+            .collect();
+        (self.unpack(&next), carried_next)
     }
 }
 

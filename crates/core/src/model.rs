@@ -62,6 +62,23 @@ impl Model {
             SpinMode::Collinear { .. } => 2,
         }
     }
+    /// The cores' energy summed over the atoms (Ha) when every species is PAW: what turns
+    /// the pseudo total energy into QE's "total all-electron energy". None otherwise.
+    pub fn core_energy(&self) -> Option<f64> {
+        let per_species: Option<Vec<f64>> = self
+            .species
+            .iter()
+            .map(|s| s.pseudo.paw().map(|p| p.core_energy))
+            .collect();
+        let per_species = per_species?;
+        Some(
+            self.crystal
+                .atoms
+                .iter()
+                .map(|a| per_species[a.species])
+                .sum(),
+        )
+    }
     /// Maximal occupation of one state (2 without spin, 1 with).
     pub fn max_occupation(&self) -> f64 {
         if self.nspin() == 1 {

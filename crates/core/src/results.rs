@@ -166,6 +166,7 @@ fn scf_json(setup: &Setup, r: &ScfResult) -> Value {
         "scf_iterations": r.iterations,
         "total_energy_ha": e.total(),
         "internal_energy_ha": e.internal(),
+        "all_electron_energy_ha": setup.model.core_energy().map(|c| e.total() + c),
         "energy_terms_ha": energy_terms(e),
         "functional": setup.model.functional.name(),
         "hybrid": setup.model.hybrid.map(|h| json!({

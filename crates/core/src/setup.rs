@@ -54,7 +54,7 @@ fn err(spec: &RunSpec, key: &str, msg: impl Into<String>, hint: impl Into<String
         .with_hint(hint)
 }
 
-/// What ultrasoft species cannot do yet, refused by the key that asks for it: hybrid
+/// What ultrasoft and PAW species cannot do yet, refused by the key that asks for it: hybrid
 /// functionals.
 fn refuse_with_ultrasoft(spec: &RunSpec, model: &Model) -> Result<(), InputError> {
     let Some(sp) = model
@@ -66,9 +66,13 @@ fn refuse_with_ultrasoft(spec: &RunSpec, model: &Model) -> Result<(), InputError
     };
     if spec.hybrid.is_some() {
         let file = sp.path.display();
-        let msg = format!(
-            "hybrid functionals with ultrasoft pseudopotentials ({file}) are not implemented"
-        );
+        let kind = if sp.pseudo.paw().is_some() {
+            "PAW"
+        } else {
+            "ultrasoft"
+        };
+        let msg =
+            format!("hybrid functionals with {kind} pseudopotentials ({file}) are not implemented");
         return Err(err(
             spec,
             spec.key_names().functional,

@@ -1,4 +1,5 @@
-//! Norm-conserving pseudopotentials for the plane-wave code (Hartree atomic units).
+//! Pseudopotentials (norm-conserving, ultrasoft and PAW) for the plane-wave code (Hartree
+//! atomic units).
 //!
 //! Contract:
 //! * [`Pseudopotential::from_file`] / [`Pseudopotential::from_str`] detect the format
@@ -14,8 +15,9 @@
 //! * The nonlocal energy is E = sum_ij D_ij <psi|beta_i><beta_j|psi> with `dij` in Hartree.
 //! * GTH potentials are evaluated analytically; UPF potentials on their radial grid with
 //!   Quantum ESPRESSO 6.7 integration conventions (see `numeric.rs`).
-//! * Ultrasoft / PAW UPF files are refused here (kind checked before their augmentation is
-//!   read); [`augmentation`] reads their augmentation charges Q_ij on its own.
+//! * Ultrasoft and PAW UPF v2 files come with their augmentation charges Q_ij
+//!   ([`augmentation`], [`Pseudopotential::augmentation`]); PAW files also with their
+//!   one-centre data ([`Pseudopotential::paw`], [`crate::paw`]).
 
 pub mod atom;
 pub mod augmentation;
@@ -25,7 +27,7 @@ mod psp8;
 pub mod radial;
 mod upf;
 
-pub use upf::{QFunction, UpfAugmentation, UpfKind};
+pub use upf::{QFunction, UpfAugmentation, UpfKind, UpfPaw};
 
 #[cfg(test)]
 mod tests;
@@ -81,7 +83,7 @@ enum Kind {
     Numeric(Box<numeric::NumericData>),
 }
 
-/// A norm-conserving pseudopotential.
+/// A pseudopotential: norm-conserving, ultrasoft or PAW.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pseudopotential {
     pub symbol: String,
@@ -94,8 +96,10 @@ pub struct Pseudopotential {
     /// "LDA"/"PBE"/... for GTH files, the UPF `functional` string for UPF files.
     pub functional_hint: Option<String>,
     kind: Kind,
-    /// The augmentation charges of an ultrasoft file (None: norm-conserving).
+    /// The augmentation charges of an ultrasoft or PAW file (None: norm-conserving).
     augmentation: Option<Box<augmentation::Augmentation>>,
+    /// The one-centre data of a PAW file.
+    paw: Option<Box<crate::paw::PawSpecies>>,
     /// Length L of the Gaussian guess density z exp(-q^2 L^2) (used when the file has none).
     density_decay_length: f64,
 }
@@ -153,14 +157,14 @@ impl Pseudopotential {
         match detect_format(text) {
             Some(PseudoFormat::UpfV2) => {
                 let mut u = upf::parse_v2_without_augmentation(text, path)?;
-                if u.kind == upf::UpfKind::Ultrasoft {
+                if u.kind != upf::UpfKind::NormConserving {
                     u = upf::parse_v2(text, path)?;
                 }
-                Self::from_upf(u, path, upf::header_line(text))
+                Ok(Self::from_upf(u))
             }
-            Some(PseudoFormat::UpfV1) => Self::from_upf(upf::parse_v1(text, path)?, path, None),
+            Some(PseudoFormat::UpfV1) => Ok(Self::from_upf(upf::parse_v1(text, path)?)),
             Some(PseudoFormat::Abinit10) => Ok(Self::from_gth(gth::parse_abinit10(text, path)?)),
-            Some(PseudoFormat::Psp8) => Self::from_upf(psp8::parse(text, path)?, path, None),
+            Some(PseudoFormat::Psp8) => Ok(Self::from_upf(psp8::parse(text, path)?)),
             Some(PseudoFormat::Cp2k) => Ok(Self::from_gth(gth::parse_cp2k(text, path)?)),
             None => Err(PseudoError::new(
                 path,
@@ -200,21 +204,25 @@ impl Pseudopotential {
             functional_hint: p.functional_hint,
             kind: Kind::Gth { data: p.data, proj },
             augmentation: None,
+            paw: None,
             density_decay_length,
         }
     }
 
-    /// The pseudopotential of a parsed UPF / psp8 file, norm-conserving or ultrasoft (with
-    /// its augmentation); PAW is refused (an error at `line` of `path`, the file's header).
-    fn from_upf(u: upf::UpfParsed, path: &str, line: Option<usize>) -> Result<Self, PseudoError> {
-        if u.kind == upf::UpfKind::Paw {
-            return Err(PseudoError::new(
-                path,
-                line,
-                "pseudo_type \"PAW\": PAW pseudopotentials are not supported yet (norm-conserving and ultrasoft are)".into(),
-            ));
-        }
+    /// The pseudopotential of a parsed UPF / psp8 file: norm-conserving, ultrasoft (with its
+    /// augmentation) or PAW (with its one-centre data too).
+    fn from_upf(u: upf::UpfParsed) -> Self {
         let ls: Vec<usize> = u.betas.iter().map(|b| b.l).collect();
+        let paw = match (&u.paw, &u.augmentation) {
+            (Some(p), Some(a)) => Some(Box::new(crate::paw::PawSpecies::new(
+                p,
+                a,
+                &ls,
+                (&u.r, &u.rab),
+                u.nlcc.as_deref(),
+            ))),
+            _ => None,
+        };
         let augmentation = u
             .augmentation
             .as_ref()
@@ -228,7 +236,7 @@ impl Pseudopotential {
             .max(u.lmax.min(6));
         let density_decay_length = decay_length(&u.symbol, u.z_valence, None);
         let data = numeric::NumericData::new(&u);
-        Ok(Pseudopotential {
+        Pseudopotential {
             symbol: u.symbol,
             z_valence: u.z_valence,
             lmax,
@@ -237,8 +245,9 @@ impl Pseudopotential {
             functional_hint: u.functional,
             kind: Kind::Numeric(Box::new(data)),
             augmentation,
+            paw,
             density_decay_length,
-        })
+        }
     }
 
     /// True for analytic (GTH/HGH) potentials.
@@ -305,9 +314,14 @@ impl Pseudopotential {
         }
     }
 
-    /// The augmentation charges of an ultrasoft file (None: norm-conserving).
+    /// The augmentation charges of an ultrasoft or PAW file (None: norm-conserving).
     pub fn augmentation(&self) -> Option<&augmentation::Augmentation> {
         self.augmentation.as_deref()
+    }
+
+    /// The one-centre data of a PAW file (None otherwise).
+    pub fn paw(&self) -> Option<&crate::paw::PawSpecies> {
+        self.paw.as_deref()
     }
 
     pub fn has_core_correction(&self) -> bool {

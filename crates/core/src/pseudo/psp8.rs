@@ -199,6 +199,7 @@ pub fn parse(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
         _ => None,
     };
     Ok(UpfParsed {
+        paw: None,
         kind: UpfKind::NormConserving,
         augmentation: None,
         symbol,

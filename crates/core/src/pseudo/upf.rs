@@ -10,9 +10,9 @@
 //!
 //! Ultrasoft and PAW files (UPF v2) are read with their augmentation charges
 //! ([`UpfAugmentation`]: `PP_Q` and the `PP_QIJL` / `PP_QIJ` functions, unit-free);
-//! their kind is in [`UpfParsed::kind`]. Whether a kind can be used is for the
-//! caller to decide (the SCF takes ultrasoft files and refuses PAW, see `Pseudopotential`).
-//! UPF v1 reads norm-conserving files only. The `PP_PAW` section is not read.
+//! their kind is in [`UpfParsed::kind`]. PAW files add their partial waves, all-electron core
+//! and occupations ([`UpfPaw`]: `PP_FULL_WFC` and `PP_PAW`; `PP_AE_VLOC` is not read, the
+//! one-centre terms do not need it). UPF v1 reads norm-conserving files only.
 
 use super::{normalize_symbol, parse_f64, PseudoError};
 
@@ -90,10 +90,31 @@ pub struct UpfAugmentation {
     pub kkbeta: usize,
 }
 
+/// The PAW data of a UPF v2 file (`PP_FULL_WFC` and `PP_PAW`), on the file's mesh.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpfPaw {
+    /// r φ_i(r): the all-electron partial wave of each beta (`PP_AEWFC.i`), full mesh.
+    pub ae_wfc: Vec<Vec<f64>>,
+    /// r φ̃_i(r): the pseudo partial wave of each beta (`PP_PSWFC.i`), full mesh.
+    pub ps_wfc: Vec<Vec<f64>>,
+    /// The all-electron core density ρ_c(r) (`PP_AE_NLCC`, not times 4π r²).
+    pub ae_core: Vec<f64>,
+    /// Electrons in each partial wave in the atom (`PP_OCCUPATIONS`).
+    pub occupations: Vec<f64>,
+    /// The core's energy (Ha), `core_energy` of `PP_PAW` (0 when absent).
+    pub core_energy: f64,
+    /// Mesh points inside the augmentation sphere (`cutoff_r_index` of `PP_AUGMENTATION`).
+    pub iraug: usize,
+    /// Highest l of the one-centre densities (the header's `l_max_rho`, default 2 l_max).
+    pub lmax_rho: usize,
+}
+
 /// Parsed UPF content in Hartree units.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpfParsed {
     pub kind: UpfKind,
+    /// The PAW data of a PAW file read with its augmentation (None otherwise).
+    pub paw: Option<UpfPaw>,
     /// The augmentation charges of an ultrasoft / PAW file (None for norm-conserving ones,
     /// and when read by [`parse_v2_without_augmentation`]).
     pub augmentation: Option<UpfAugmentation>,
@@ -545,6 +566,7 @@ fn parse_v2_impl(
     let mut betas = Vec::with_capacity(nproj);
     let mut dij = vec![vec![0.0; nproj]; nproj];
     let mut augmentation = None;
+    let mut paw = None;
     if nproj > 0 {
         let nl = ctx.require("PP_NONLOCAL", after)?;
         for i in 1..=nproj {
@@ -602,6 +624,13 @@ fn parse_v2_impl(
         if read_augmentation && kind != UpfKind::NormConserving {
             let nqlc = 2 * lmax.max(0) as usize + 1; // QE's default
             augmentation = Some(augmentation_v2(&ctx, &nl, kind, &betas, mesh, nqlc)?);
+            if kind == UpfKind::Paw {
+                let lmax_rho = match header.attr("l_max_rho") {
+                    None => 2 * lmax.max(0) as usize,
+                    Some(_) => get_int("l_max_rho")?.max(0) as usize,
+                };
+                paw = Some(paw_v2(&ctx, &nl, after, nproj, mesh, lmax_rho)?);
+            }
         }
     }
 
@@ -622,6 +651,7 @@ fn parse_v2_impl(
     Ok(UpfParsed {
         kind,
         augmentation,
+        paw,
         symbol,
         z_valence,
         lmax,
@@ -694,6 +724,82 @@ fn augmentation_v2(
         q,
         qfunc,
         kkbeta: kkbeta.min(mesh),
+    })
+}
+
+/// The PAW data of a PAW file: the partial waves of `<PP_FULL_WFC>` and the core density,
+/// occupations and core energy of `<PP_PAW>`; `nl` is `<PP_NONLOCAL>` (for the augmentation
+/// sphere's radius index) and `lmax_rho` the header's.
+fn paw_v2(
+    ctx: &Ctx,
+    nl: &Tag,
+    after: usize,
+    nbeta: usize,
+    mesh: usize,
+    lmax_rho: usize,
+) -> Result<UpfPaw, PseudoError> {
+    let aug = ctx.require("PP_AUGMENTATION", nl.start)?;
+    let iraug = aug_count(ctx, &aug, "cutoff_r_index", mesh)?.min(mesh);
+    let missing = |name: &str, within: &Tag, of: &str| {
+        ctx.err_at(
+            within.start,
+            format!("missing <{name}> in <{of}> (a PAW file needs it)"),
+        )
+    };
+    let full = ctx.tag("PP_FULL_WFC", after)?.ok_or_else(|| {
+        ctx.err_eof("missing <PP_FULL_WFC> section (a PAW file needs its partial waves)".into())
+    })?;
+    let waves = |prefix: &str| -> Result<Vec<Vec<f64>>, PseudoError> {
+        (1..=nbeta)
+            .map(|i| {
+                let name = format!("{prefix}.{i}");
+                let t = ctx
+                    .tag(&name, full.body_start)?
+                    .filter(|t| t.start < full.body_end)
+                    .ok_or_else(|| missing(&name, &full, "PP_FULL_WFC"))?;
+                ctx.mesh_array(&t, &name, mesh, false)
+            })
+            .collect()
+    };
+    let (ae_wfc, ps_wfc) = (waves("PP_AEWFC")?, waves("PP_PSWFC")?);
+    let pt = ctx.tag("PP_PAW", after)?.ok_or_else(|| {
+        ctx.err_eof("missing <PP_PAW> section (a PAW file needs its core density)".into())
+    })?;
+    let core_energy = match pt.attr("core_energy") {
+        None => 0.0,
+        Some(s) => {
+            0.5 * parse_f64(s).filter(|v| v.is_finite()).ok_or_else(|| {
+                ctx.err_at(
+                    pt.start,
+                    format!("<PP_PAW> attribute core_energy=\"{s}\" is not a number"),
+                )
+            })?
+        }
+    };
+    let inside = |name: &str| -> Result<Tag, PseudoError> {
+        ctx.tag(name, pt.body_start)?
+            .filter(|t| t.start < pt.body_end)
+            .ok_or_else(|| missing(name, &pt, "PP_PAW"))
+    };
+    let ae_core = ctx.mesh_array(&inside("PP_AE_NLCC")?, "PP_AE_NLCC", mesh, false)?;
+    let occupations = ctx.numbers(&inside("PP_OCCUPATIONS")?, "PP_OCCUPATIONS")?;
+    if occupations.len() != nbeta {
+        return Err(ctx.err_at(
+            pt.start,
+            format!(
+                "<PP_OCCUPATIONS> has {} values, expected {nbeta} (number_of_proj)",
+                occupations.len()
+            ),
+        ));
+    }
+    Ok(UpfPaw {
+        ae_wfc,
+        ps_wfc,
+        ae_core,
+        occupations,
+        core_energy,
+        iraug,
+        lmax_rho,
     })
 }
 
@@ -1164,6 +1270,7 @@ pub fn parse_v1(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
     Ok(UpfParsed {
         kind: UpfKind::NormConserving,
         augmentation: None,
+        paw: None,
         symbol,
         z_valence,
         lmax,

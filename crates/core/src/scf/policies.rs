@@ -87,14 +87,16 @@ impl ConvergenceTest for EnergyAndDensity {
 /// A density mixer of one SCF loop, on the mixing representation (total and magnetisation
 /// channels on this rank's density sphere entries).
 pub trait Mixer {
-    /// The next input from this iteration's input and output; `sum` completes a partial sum
-    /// over the G-vector group. Collective.
+    /// The next input from this iteration's input and output, with values `carried` = (in,
+    /// out) that ride along (PAW's band sums: mixed alike, the same on every rank); `sum`
+    /// completes a partial sum over the G-vector group. Collective.
     fn next(
         &mut self,
         input: &[Vec<Complex64>],
         output: &[Vec<Complex64>],
+        carried: (&[f64], &[f64]),
         sum: &dyn Fn(&mut [f64]),
-    ) -> Vec<Vec<Complex64>>;
+    ) -> (Vec<Vec<Complex64>>, Vec<f64>);
 }
 
 impl Mixer for AndersonMixer {
@@ -102,9 +104,10 @@ impl Mixer for AndersonMixer {
         &mut self,
         input: &[Vec<Complex64>],
         output: &[Vec<Complex64>],
+        carried: (&[f64], &[f64]),
         sum: &dyn Fn(&mut [f64]),
-    ) -> Vec<Vec<Complex64>> {
-        AndersonMixer::next(self, input, output, sum)
+    ) -> (Vec<Vec<Complex64>>, Vec<f64>) {
+        AndersonMixer::next_carrying(self, input, output, carried, sum)
     }
 }
 

@@ -18,6 +18,7 @@ pub mod hartree;
 pub mod kinetic;
 pub mod local;
 pub mod nonlocal;
+pub mod paw;
 pub mod term;
 pub mod xc;
 

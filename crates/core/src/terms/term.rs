@@ -265,6 +265,10 @@ pub fn standard_and_charges<'a, T: BandScalar + 'a>(
         terms.push(Box::new(super::augmentation::Augmentation::new(
             charges.clone(),
         )));
+        let template = charges.zero_becsum(model);
+        if let Some(paw) = super::paw::Paw::new(model, template) {
+            terms.push(Box::new(paw));
+        }
     }
     terms.push(Box::new(super::ewald::Ewald::new(model)));
     terms.push(Box::new(super::core_correction::CoreCorrection));
