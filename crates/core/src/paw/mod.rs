@@ -39,6 +39,13 @@ struct PairTerm {
     ps: usize,
 }
 
+/// A part of the one-centre work: some directions of the XC sphere, and whether the Hartree
+/// terms are in it.
+struct Part<'a> {
+    sphere: &'a xc::Sphere,
+    hartree: bool,
+}
+
 /// The energy of one atom's sphere by part (Ha).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct OneCentreEnergy {
@@ -203,14 +210,30 @@ impl PawSpecies {
         functional: Functional,
         becsum: &[Vec<f64>],
     ) -> (OneCentreEnergy, Vec<Vec<f64>>) {
+        self.one_centre_part(functional, becsum, (0, 1))
+    }
+
+    /// Part `index` of `count` of [`Self::one_centre`]: the XC spheres' directions
+    /// x ≡ index (mod count), and the Hartree terms in part 0. The parts add up to the whole.
+    pub fn one_centre_part(
+        &self,
+        functional: Functional,
+        becsum: &[Vec<f64>],
+        (index, count): (usize, usize),
+    ) -> (OneCentreEnergy, Vec<Vec<f64>>) {
         let big_l = match (self.lmax_rho, functional.is_gga()) {
             (0, _) => 0,
             (l, false) => 3 * l,
             (l, true) => 3 * l + 2,
         };
-        let sphere = xc::Sphere::new((big_l + 2) / 2, big_l + 1 + big_l % 2, self.lmax_rho);
-        let (h_ae, x_ae, d_ae) = self.half(functional, &sphere, becsum, true);
-        let (h_ps, x_ps, d_ps) = self.half(functional, &sphere, becsum, false);
+        let sphere = xc::Sphere::new((big_l + 2) / 2, big_l + 1 + big_l % 2, self.lmax_rho)
+            .part(index, count);
+        let part = Part {
+            sphere: &sphere,
+            hartree: index == 0,
+        };
+        let (h_ae, x_ae, d_ae) = self.half(functional, &part, becsum, true);
+        let (h_ps, x_ps, d_ps) = self.half(functional, &part, becsum, false);
         let d = d_ae
             .iter()
             .zip(&d_ps)
@@ -234,14 +257,16 @@ impl PawSpecies {
         }
     }
 
-    /// One side's Hartree and XC energies and their derivative per spin and pair.
+    /// One side's Hartree (in part 0) and XC energies (over the part's directions) and their
+    /// derivative per spin and pair.
     fn half(
         &self,
         functional: Functional,
-        sphere: &xc::Sphere,
+        part: &Part<'_>,
         becsum: &[Vec<f64>],
         ae: bool,
     ) -> (f64, f64, Vec<Vec<f64>>) {
+        let sphere = part.sphere;
         let (n, nlm, nspin) = (self.r.len(), sphere.nlm(), becsum.len());
         // f[s][lm][k] = r² ρ_lm of spin s.
         let mut f = vec![vec![vec![0.0; n]; nlm]; nspin];
@@ -260,7 +285,7 @@ impl PawSpecies {
         // Hartree of the total: E = ½ Σ ∫ v f dr; ∂E/∂f(k) = v(k) w_k for every spin.
         let mut de_h = vec![vec![0.0; n]; nlm];
         let mut e_h = 0.0;
-        for lm in 0..nlm {
+        for lm in (0..nlm).filter(|_| part.hartree) {
             let l = (lm as f64).sqrt() as usize;
             let total: Vec<f64> = (0..n).map(|k| f.iter().map(|fs| fs[lm][k]).sum()).collect();
             if total.iter().all(|&v| v == 0.0) {

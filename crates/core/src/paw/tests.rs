@@ -99,3 +99,28 @@ fn a_spherical_spin_balanced_state_splits_evenly() {
         assert!((a - b).abs() < 1e-9, "{a} vs {b}");
     }
 }
+
+#[test]
+fn the_parts_add_up_to_the_whole() {
+    let p = species("C.pbe-n-kjpaw_psl.0.1.UPF");
+    let b = perturbed(&p, 2, 5);
+    let (e, d) = p.one_centre(Functional::Pbe, &b);
+    for count in [2, 3, 64] {
+        let (mut sum_e, mut sum_d) = (0.0, vec![vec![0.0; d[0].len()]; 2]);
+        for index in 0..count {
+            let (ei, di) = p.one_centre_part(Functional::Pbe, &b, (index, count));
+            sum_e += ei.total();
+            for (o, v) in sum_d.iter_mut().flatten().zip(di.iter().flatten()) {
+                *o += v;
+            }
+        }
+        assert!(
+            (sum_e - e.total()).abs() < 1e-12,
+            "{count}: {sum_e} vs {}",
+            e.total()
+        );
+        for (a, b) in sum_d.iter().flatten().zip(d.iter().flatten()) {
+            assert!((a - b).abs() < 1e-12, "{count}: {a} vs {b}");
+        }
+    }
+}

@@ -25,6 +25,8 @@ pub struct Sphere {
     grad: Vec<Vec<[f64; 3]>>,
     /// `r̂` of each direction.
     dirs: Vec<[f64; 3]>,
+    /// Number of harmonics, (lmax + 1)².
+    nlm: usize,
 }
 
 impl Sphere {
@@ -48,13 +50,35 @@ impl Sphere {
             ylm,
             grad,
             dirs,
+            nlm: (lmax + 1) * (lmax + 1),
+        }
+    }
+
+    /// The directions x ≡ `index` (mod `count`) alone: part `index` of `count` of the
+    /// quadrature, whose energies and derivatives add up to the whole's.
+    pub fn part(self, index: usize, count: usize) -> Self {
+        Self {
+            weights: every(self.weights, index, count),
+            ylm: every(self.ylm, index, count),
+            grad: every(self.grad, index, count),
+            dirs: every(self.dirs, index, count),
+            nlm: self.nlm,
         }
     }
 
     /// Number of harmonics (lmax + 1)².
     pub fn nlm(&self) -> usize {
-        self.ylm[0].len()
+        self.nlm
     }
+}
+
+/// The items x ≡ `index` (mod `count`) of `v`.
+fn every<T>(v: Vec<T>, index: usize, count: usize) -> Vec<T> {
+    v.into_iter()
+        .enumerate()
+        .filter(|(x, _)| x % count == index)
+        .map(|(_, v)| v)
+        .collect()
 }
 
 /// Y_lm(u) for l ≤ lmax at index l² + m + l.

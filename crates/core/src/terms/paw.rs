@@ -6,8 +6,9 @@
 //! * The band sums are those the density carries ([`Density::becsum`], symmetrised over the
 //!   crystal's operations by [`OneCentre::symmetrize`]); a density without them (a start, a
 //!   restart) stands for the atoms' own ([`OneCentre::atomic`]).
-//! * [`OneCentre::evaluate`] deals the PAW atoms over the world's ranks (atom a on rank
-//!   a mod size) and sums energy and couplings once (collective): the same on every rank.
+//! * [`OneCentre::evaluate`] deals every PAW atom's XC sphere over the world's ranks by
+//!   direction (its Hartree terms to rank 0) and sums energy and couplings once with one
+//!   all-reduce (collective): the same on every rank.
 //! * Forces and stress: none of its own. The energy does not depend on positions or strain
 //!   at fixed band sums, and the bands see D¹ through the nonlocal term's coupling.
 
@@ -108,15 +109,15 @@ impl OneCentre {
             .map(|c| c.iter().map(|v| vec![0.0; v.len()]).collect())
             .collect();
         let mut parts = [0.0; 4];
-        let paw_atoms =
-            (0..model.crystal.atoms.len()).filter(|&a| Self::species(model, a).is_some());
-        for (i, a) in paw_atoms.enumerate() {
-            if i % world.size() != world.rank() {
+        // Every rank takes its share of every atom's sphere (a split that scales past the
+        // number of atoms, as the VASP report asks of PAW).
+        let part = (world.rank(), world.size());
+        for a in 0..model.crystal.atoms.len() {
+            let Some(p) = Self::species(model, a) else {
                 continue;
-            }
-            let p = Self::species(model, a).expect("a PAW atom");
+            };
             let b: Vec<Vec<f64>> = (0..nspin).map(|s| becsum[s][a].clone()).collect();
-            let (e, da) = p.one_centre(model.functional, &b);
+            let (e, da) = p.one_centre_part(model.functional, &b, part);
             parts = [
                 parts[0] + e.hartree_ae,
                 parts[1] + e.hartree_ps,
