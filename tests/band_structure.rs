@@ -1,7 +1,9 @@
 //! Band structures with the SCF density held fixed (`band_structure::compute`), against
 //! Quantum ESPRESSO 6.7's `calculation = 'bands'` on the si2_lda_gth reference SCF: 67 k-points
 //! along L-Γ-X-U|K-Γ, 12 bands (tests/data/post/si2_lda_gth/bands.json; the path is the
-//! crystal_b list of its `bands_pw.in`); the same bands without symmetry and with collinear spin.
+//! crystal_b list of its `bands_pw.in`); the same bands without symmetry and with collinear spin;
+//! and PAW diamond's bands at its own SCF k-points equal to the SCF's (the fixed-density step
+//! keeps the SCF's one-centre band sums).
 
 use planewave::core::input::{BandsSpec, PathVertex};
 use planewave::core::scf::IterationInfo;
@@ -136,4 +138,29 @@ fn si2_bands_without_symmetry_and_with_spin_are_the_same() {
         channels == 2 && worst < 1e-6,
         "{channels} channels, {worst:e} Ha from QE"
     );
+}
+
+#[test]
+fn paw_bands_at_the_scf_k_points_repeat_the_scf_eigenvalues() {
+    // A folder with the input and its pseudopotential (the input reads it from `./`).
+    let dir = std::env::temp_dir().join(format!("planewave-paw-bands-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pseudo = "C.pbe-n-kjpaw_psl.0.1.UPF";
+    std::fs::copy(data("uspp/c2_pbe_paw/pw.in"), dir.join("pw.in")).unwrap();
+    std::fs::copy(data(&format!("uspp/{pseudo}")), dir.join(pseudo)).unwrap();
+    let s = setup::build(input::load(&dir.join("pw.in")).unwrap()).unwrap();
+    let c = workflow::run(&s, None, |_: &IterationInfo| {}).unwrap();
+    let ks: Vec<[f64; 3]> = s.basis.kpoints.iter().map(|k| k.frac).collect();
+    let b = band_structure::compute(&s, &c.scf, &ks, None).unwrap();
+    assert!(b.converged, "{} iterations", b.iterations);
+    for (k, (ours, scf)) in b.eigenvalues[0]
+        .iter()
+        .zip(&c.scf.eigenvalues[0])
+        .enumerate()
+    {
+        for (a, e) in ours.iter().zip(scf) {
+            assert!((a - e).abs() < 1e-6, "k {k}: {a} against the SCF's {e}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
 }

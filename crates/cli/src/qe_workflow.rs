@@ -217,13 +217,21 @@ fn solve(
         spec.use_symmetry = false;
     }
     let s = setup::build_on(spec, world).map_err(|e| e.to_string())?;
+    if let Some(sp) = s.model.species.iter().find(|sp| sp.pseudo.paw().is_some()) {
+        return Err(format!(
+            "error: {name}: a fixed-density step with PAW pseudopotentials ({}) needs the SCF's \
+             PAW band sums, which the saved state does not hold yet; run `planewave bands` or \
+             `planewave dos` on the SCF input instead",
+            sp.path.display()
+        ));
+    }
     if out.talks() {
         report::setup(&s);
     }
     let (density, meta) =
         checkpoint::read_fixed_density(&state, &s.model, &s.basis, tuning.checkpoint)
             .map_err(|e| format!("error: {name}: {e}"))?;
-    let r = fixed_density::solve(&s, density).map_err(|e| e.to_string())?;
+    let r = fixed_density::solve(&s, density, None).map_err(|e| e.to_string())?;
     let fermi = (meta.fermi_level_ha).map(|f| f.into_iter().fold(f64::MIN, f64::max));
     Ok((s, r, fermi))
 }

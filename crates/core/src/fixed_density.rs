@@ -59,17 +59,22 @@ pub fn run(
         &at.model,
         &at.basis,
     );
-    let r = solve(&at, carried.density_g)?;
+    let r = solve(&at, carried.density_g, carried.becsum)?;
     Ok((at, r))
 }
 
 /// The bands of `at`'s k-points with `density_g` (on `at`'s density sphere, per spin) held
-/// fixed. Collective.
-pub fn solve(at: &Setup, density_g: Vec<Vec<Complex64>>) -> Result<ScfResult, InputError> {
+/// fixed, with its PAW band sums `becsum` (None: the atoms' own). Collective.
+pub fn solve(
+    at: &Setup,
+    density_g: Vec<Vec<Complex64>>,
+    becsum: Option<crate::augmentation::Becsum>,
+) -> Result<ScfResult, InputError> {
     refuse_hybrids(&at.spec)?;
     let start = ScfStart {
         density_g,
         wavefunctions: None,
+        becsum,
     };
     let mut params = at.params.clone();
     params.policies = Policies {

@@ -22,6 +22,8 @@ pub struct ScfStart {
     pub density_g: Vec<Vec<Complex64>>,
     /// Bands per spin and k-point (None: random start).
     pub wavefunctions: Option<Wavefunctions>,
+    /// The PAW band sums of the density (None: the atoms' own stand for them).
+    pub becsum: Option<crate::augmentation::Becsum>,
 }
 
 impl ScfStart {
@@ -75,9 +77,12 @@ impl ScfStart {
         } else {
             None
         };
+        // The same atoms (a relaxation step, a fixed-density run): their band sums carry over.
+        let same_atoms = model.crystal.atoms.len() == old_model.crystal.atoms.len();
         ScfStart {
             density_g,
             wavefunctions,
+            becsum: prev.density.becsum.clone().filter(|_| same_atoms),
         }
     }
 }

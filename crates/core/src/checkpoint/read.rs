@@ -73,6 +73,7 @@ pub fn read(
         start: ScfStart {
             density_g,
             wavefunctions,
+            becsum: None,
         },
         meta,
         notes,

@@ -359,7 +359,7 @@ pub fn run_observed(
     observer: impl ScfObserver,
 ) -> Result<ScfResult, String> {
     let (density, wavefunctions) = match start {
-        Some(s) => (Some(s.density_g), s.wavefunctions),
+        Some(s) => (Some((s.density_g, s.becsum)), s.wavefunctions),
         None => (None, None),
     };
     // Bands of the other representation (real vs complex) cannot seed this run: start fresh.
@@ -403,8 +403,12 @@ fn save<T: BandScalar>(
 /// Eigenvalues per spin channel, k-point and band (Ha).
 type Eigenvalues = Vec<Vec<Vec<f64>>>;
 
-/// Starting density (sphere coefficients per spin channel) and bands, if any.
-type Start<T> = (Option<Vec<Vec<Complex64>>>, Option<Vec<Vec<Mat<T>>>>);
+/// Starting density (sphere coefficients per spin channel, with its PAW band sums) and bands,
+/// if any.
+type Start<T> = (
+    Option<(Vec<Vec<Complex64>>, Option<crate::augmentation::Becsum>)>,
+    Option<Vec<Vec<Mat<T>>>>,
+);
 
 /// The SCF engine of one model on one basis: the terms and what stays fixed while it iterates.
 /// [`Engine::iterate`] runs one SCF loop with the policies of its parameters; a run is one
@@ -516,7 +520,10 @@ fn run_with<T: BandScalar>(
     let lp = Engine::new(model, basis, params)?;
     let (start_density, start_psi) = start;
     let rho_in = match start_density {
-        Some(g) if g.len() == nspin => Density::from_g(basis, g),
+        Some((g, becsum)) if g.len() == nspin => Density {
+            becsum,
+            ..Density::from_g(basis, g)
+        },
         _ => density::atomic_guess(model, basis),
     };
     let mut psi = lp.starting_bands(start_psi)?;
