@@ -42,7 +42,7 @@ pub(crate) fn run(p: &ProjwfcX) -> Result<String, String> {
     let total = dos::from_grid(&nscf.bands, &how).map_err(|e| format!("{source}: {e}"))?;
     let projected = pdos::from_grid(&nscf.bands, &how)
         .map_err(|e| format!("{source}: {e}"))?
-        .ok_or_else(|| format!("{source}: the nscf step's pseudopotentials have no atomic wavefunctions (PP_PSWFC) to project on, or are ultrasoft (projections with the overlap S are not implemented yet); use norm-conserving UPF files with atomic wavefunctions (PseudoDojo's have them, SG15's do not)"))?;
+        .ok_or_else(|| format!("{source}: the nscf step's pseudopotentials have no atomic wavefunctions (PP_PSWFC) to project on, or are ultrasoft or PAW (projections with the overlap S are not implemented yet); use norm-conserving UPF files with atomic wavefunctions (PseudoDojo's have them, SG15's do not)"))?;
     let mut written = vec![append(&p.filpdos, ".pdos_tot")];
     write(&written[0], &total_columns(&total, &projected))?;
     for mut members in projected.by_radial_orbital() {

@@ -269,7 +269,7 @@ fn ultrasoft_cases_on_gvector_kpoint_and_band_groups_match_serial() {
 #[test]
 fn paw_cases_on_kpoint_and_gvector_groups_match_serial() {
     // PAW diamond with k-points (k-point groups), PAW H with ultrasoft O at Γ (G-vector
-    // groups of the real path): the one-centre terms are dealt over the ranks by atom.
+    // groups of the real path): the one-centre terms are dealt over the ranks by direction.
     same_results("c2_pbe_paw", 2);
     // Water's eigenvalues agree to 1e-6 Ha (its energy to 1e-11): the one-centre coupling
     // comes from the mixed band sums, which the SCF's residual leaves out (as QE's does), so

@@ -274,23 +274,25 @@ fn ultrasoft_and_norm_conserving_species_mix() {
     );
 }
 
-#[test]
-fn a_cut_augmentation_section_is_refused_naming_the_file() {
-    let dir = folder("si2_pbe_us");
-    let path = dir.join(PSEUDO);
+/// `file` in `dir` with the line after the opening of `tag` removed is refused with one
+/// message naming the file and the tag, exit 2.
+fn refused_once_cut(dir: &std::path::Path, file: &str, tag: &str) {
+    let path = dir.join(file);
     let text = std::fs::read_to_string(&path).unwrap();
-    let at = text.find("<PP_QIJL.1.2.0").unwrap();
+    let at = text.find(&format!("<{tag}")).unwrap();
     let line_end = at + text[at..].find('\n').unwrap() + 1;
     let next_end = line_end + text[line_end..].find('\n').unwrap() + 1;
     std::fs::write(&path, format!("{}{}", &text[..line_end], &text[next_end..])).unwrap();
-    let out = common::run_in(&dir, "pw.in", &[]);
+    let out = common::run_in(dir, "pw.in", &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains(PSEUDO) && err.contains("PP_QIJL.1.2.0"),
-        "{err}"
-    );
+    assert!(err.contains(file) && err.contains(tag), "{err}");
     assert_eq!(err.matches("error").count(), 1, "{err}");
+}
+
+#[test]
+fn a_cut_augmentation_section_is_refused_naming_the_file() {
+    refused_once_cut(&folder("si2_pbe_us"), PSEUDO, "PP_QIJL.1.2.0");
 }
 
 const CARBON: &str = "C.pbe-n-kjpaw_psl.0.1.UPF";
@@ -370,16 +372,5 @@ fn paw_and_ultrasoft_species_mix_at_gamma() {
 
 #[test]
 fn a_cut_paw_block_is_refused_naming_the_file() {
-    let dir = folder_with("c2_pbe_paw", &[CARBON]);
-    let path = dir.join(CARBON);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let at = text.find("<PP_AE_NLCC").unwrap();
-    let line_end = at + text[at..].find('\n').unwrap() + 1;
-    let next_end = line_end + text[line_end..].find('\n').unwrap() + 1;
-    std::fs::write(&path, format!("{}{}", &text[..line_end], &text[next_end..])).unwrap();
-    let out = common::run_in(&dir, "pw.in", &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains(CARBON) && err.contains("PP_AE_NLCC"), "{err}");
-    assert_eq!(err.matches("error").count(), 1, "{err}");
+    refused_once_cut(&folder_with("c2_pbe_paw", &[CARBON]), CARBON, "PP_AE_NLCC");
 }

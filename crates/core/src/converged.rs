@@ -64,8 +64,8 @@ pub fn of_converged<Q: Quantity>(
             ace: None,
         };
         let (terms, charges) = term::standard_and_charges(model, basis);
-        // Ultrasoft species: the coupling screened by the density's potential, which the
-        // augmentation forces read too.
+        // Ultrasoft and PAW species: the coupling screened by the density's potential (and
+        // PAW's one-centre coupling of its band sums), which the augmentation forces read too.
         let paw = crate::terms::paw::OneCentre::new(model);
         let potential = charges.map(|charges| {
             let v = term::potentials(&terms, &state).total;

@@ -136,6 +136,12 @@ impl AndersonMixer {
         carried: (&[f64], &[f64]),
         sum: &dyn Fn(&mut [f64]),
     ) -> (Vec<Vec<Complex64>>, Vec<f64>) {
+        debug_assert_eq!(
+            carried.0.len(),
+            carried.1.len(),
+            "carried in and out differ"
+        );
+        debug_assert!(self.carried.iter().all(|(x, _)| x.len() == carried.0.len()));
         let ce: Vec<f64> = carried.0.to_vec();
         let cf: Vec<f64> = carried
             .1

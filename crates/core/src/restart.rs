@@ -6,7 +6,9 @@
 //! extrapolation — scaled by Omega_old/Omega_new to keep the electron count, and the bands
 //! coefficient by coefficient (plane waves that left the sphere are dropped, new ones start at
 //! zero; the eigensolver re-orthonormalises). Bands are carried only when the k-point set is
-//! unchanged (same fractional k-points in the same order).
+//! unchanged (same fractional k-points in the same order). PAW band sums carry over when the
+//! atoms are the same species in the same order (checkpoints do not hold them: a restart
+//! starts from the atoms' own).
 
 use crate::basis::{Basis, Kpoint};
 use crate::density;
@@ -78,7 +80,9 @@ impl ScfStart {
             None
         };
         // The same atoms (a relaxation step, a fixed-density run): their band sums carry over.
-        let same_atoms = model.crystal.atoms.len() == old_model.crystal.atoms.len();
+        let species =
+            |m: &Model| -> Vec<usize> { m.crystal.atoms.iter().map(|a| a.species).collect() };
+        let same_atoms = species(model) == species(old_model);
         ScfStart {
             density_g,
             wavefunctions,

@@ -29,10 +29,10 @@ Parameters (QE's names and units where QE has them, ASE's otherwise):
     in Ry (QE), or ``smearing=('mv', width_in_eV)``. Default: fixed occupations.
 ``pseudopotentials``, ``pseudo_dir``
     {symbol: file name} in ``pseudo_dir`` (default: $PLANEWAVE_PSEUDO, else $ESPRESSO_PSEUDO,
-    else the current folder). Norm-conserving/ultrasoft UPF, GTH (CP2K) files.
+    else the current folder). Norm-conserving, ultrasoft and PAW UPF, GTH (CP2K) files.
 ``ecutrho``
-    Density cutoff in Ry (QE's; or a string with a unit; default 4 ``ecutwfc``; ultrasoft files
-    want more, typically 8 ``ecutwfc``).
+    Density cutoff in Ry (QE's; or a string with a unit; default 4 ``ecutwfc``; ultrasoft and
+    PAW files want more, typically 8 ``ecutwfc``).
 ``nbands``
     Bands per k-point (default: planewave's choice).
 ``nspin``, ``starting_magnetization``, ``tot_magnetization``

@@ -10,9 +10,10 @@
 //!   off-diagonal pairs carry their factor 2), [`PawSpecies::one_centre`] gives
 //!   `E¹ = E_H[ρ¹] + E_xc[ρ¹ + ρ_c] - E_H[ρ̃¹ + ρ̂] - E_xc[ρ̃¹ + ρ̂ + ρ̃_c]` with
 //!   `ρ¹_LM(r) = Σ_p becsum_p ap(LM; i, j) r² φ_iφ_j` (the pseudo density with
-//!   `r² φ̃_iφ̃_j + r² Q^L_ij`), and `D¹[s][p] = ∂E¹/∂becsum[s][p]`, the exact derivative of
-//!   the discrete energy (QE's `PAW_potential` integrates its potentials against the pairs
-//!   instead; the two agree to the radial rules' order).
+//!   `r² φ̃_iφ̃_j + r² Q^L_ij`), and `D¹[s][p] = ∂E¹/∂becsum[s][p]`: the exact derivative of
+//!   the discrete XC energy, and of the Hartree energy to the radial rules' order (its
+//!   potential against the Simpson weights; QE's `PAW_potential` integrates its potentials
+//!   against the pairs throughout).
 //! * The XC spheres integrate exactly to degree 3 lmax_ρ (+2 for a GGA), as QE's
 //!   `PAW_rad_init`; the Hartree potential is [`hartree::potential`].
 //! * [`PawSpecies::atomic_becsum`] is QE's start (`PAW_atomic_becsum`) without its noise: each

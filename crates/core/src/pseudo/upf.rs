@@ -447,9 +447,9 @@ pub fn parse_v2(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
     parse_v2_impl(text, path, true)
 }
 
-/// Parse UPF version 2 but leave `PP_AUGMENTATION` unread (`augmentation` is None whatever
-/// the kind): what a caller that refuses ultrasoft / PAW kinds reads, so that such a file is
-/// refused for its kind, not for a flaw in a section it would never use.
+/// Parse UPF version 2 but leave `PP_AUGMENTATION` and the PAW data unread (`augmentation`
+/// and `paw` are None whatever the kind): the first look at a file, whose kind then says
+/// whether the rest is read ([`parse_v2`]).
 pub fn parse_v2_without_augmentation(text: &str, path: &str) -> Result<UpfParsed, PseudoError> {
     parse_v2_impl(text, path, false)
 }
@@ -567,6 +567,12 @@ fn parse_v2_impl(
     let mut dij = vec![vec![0.0; nproj]; nproj];
     let mut augmentation = None;
     let mut paw = None;
+    if nproj == 0 && read_augmentation && kind != UpfKind::NormConserving {
+        return Err(ctx.err_at(
+            hat,
+            "number_of_proj is 0: an ultrasoft or PAW file needs its projectors".into(),
+        ));
+    }
     if nproj > 0 {
         let nl = ctx.require("PP_NONLOCAL", after)?;
         for i in 1..=nproj {
@@ -740,6 +746,13 @@ fn paw_v2(
 ) -> Result<UpfPaw, PseudoError> {
     let aug = ctx.require("PP_AUGMENTATION", nl.start)?;
     let iraug = aug_count(ctx, &aug, "cutoff_r_index", mesh)?.min(mesh);
+    if iraug == 0 {
+        return Err(ctx.err_at(
+            aug.start,
+            "<PP_AUGMENTATION> cutoff_r_index is 0: a PAW file's augmentation sphere is empty"
+                .into(),
+        ));
+    }
     let missing = |name: &str, within: &Tag, of: &str| {
         ctx.err_at(
             within.start,
