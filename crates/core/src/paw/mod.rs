@@ -15,7 +15,7 @@
 //!   potential against the Simpson weights; QE's `PAW_potential` integrates its potentials
 //!   against the pairs throughout).
 //! * The XC spheres integrate exactly to degree 3 lmax_ρ (+2 for a GGA), as QE's
-//!   `PAW_rad_init`; the Hartree potential is [`hartree::potential`].
+//!   `PAW_rad_init`; the Hartree potential is the radial Poisson solution of `hartree.rs`.
 //! * [`PawSpecies::atomic_becsum`] is QE's start (`PAW_atomic_becsum`) without its noise: each
 //!   partial wave's occupation spread over its m.
 
