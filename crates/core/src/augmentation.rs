@@ -28,6 +28,27 @@ use std::f64::consts::PI;
 /// `[spin][atom][pair]`: see the module doc (atoms of norm-conserving species hold none).
 pub type Becsum = Vec<Vec<Vec<f64>>>;
 
+/// The values of `b` in order (spin, atom, pair): one vector for a sum or the mixer.
+pub fn flat_becsum(b: &Becsum) -> Vec<f64> {
+    b.iter().flatten().flatten().copied().collect()
+}
+
+/// Overwrite `b` with `flat`, in the order of [`flat_becsum`] (values past its end read 0).
+pub fn refill_becsum(b: &mut Becsum, flat: &[f64]) {
+    let mut it = flat.iter().copied();
+    b.iter_mut()
+        .flatten()
+        .flatten()
+        .for_each(|v| *v = it.next().unwrap_or(0.0));
+}
+
+/// Zeros in the layout of `like`.
+pub fn zero_becsum_like(like: &Becsum) -> Becsum {
+    like.iter()
+        .map(|c| c.iter().map(|v| vec![0.0; v.len()]).collect())
+        .collect()
+}
+
 /// One angular term of a pair: L, its radial integral 4π qrad_L per |G| shell, and the
 /// (LM index, ap) with ap ≠ 0.
 struct AngularTerm {
@@ -453,12 +474,9 @@ pub fn becsum<'h, T: BandScalar>(
             }
         }
     });
-    let mut flat: Vec<f64> = out.iter().flatten().flatten().copied().collect();
+    let mut flat = flat_becsum(&out);
     par.sum_over_blocks(&mut flat);
-    let mut it = flat.into_iter();
-    for x in out.iter_mut().flatten().flatten() {
-        *x = it.next().expect("as many sums as values");
-    }
+    refill_becsum(&mut out, &flat);
     out
 }
 

@@ -66,8 +66,8 @@ pub fn of_converged<Q: Quantity>(
         let (terms, charges) = term::standard_and_charges(model, basis);
         // Ultrasoft and PAW species: the coupling screened by the density's potential (and
         // PAW's one-centre coupling of its band sums), which the augmentation forces read too.
-        let paw = crate::terms::paw::OneCentre::new(model);
         let potential = charges.map(|charges| {
+            let paw = crate::terms::paw::OneCentre::new(model, &charges);
             let v = term::potentials(&terms, &state).total;
             let delta =
                 crate::scf::screening(model, basis, &charges, paw.as_ref(), &v, &scf.density);

@@ -161,7 +161,11 @@ impl Symmetriser {
                     .map(|&(c, n)| {
                         let (atom, wfc, _, l, _) = &columns[c];
                         let image = crate::symmetry::image(op, crystal, *atom)?;
-                        Some((start_of(image, *wfc)?, n, harmonic_rotation(*l, &r)))
+                        Some((
+                            start_of(image, *wfc)?,
+                            n,
+                            crate::symmetry::harmonic_rotation(*l, &r),
+                        ))
                     })
                     .collect::<Option<Vec<_>>>()
             })
@@ -192,41 +196,6 @@ impl Symmetriser {
             })
             .collect()
     }
-}
-
-/// The matrix D with `Y_m(R x) = Σ_k D_mk Y_k(x)` for the real harmonics of `l`
-/// ([`crate::special::real_ylm`]), by least squares on points of the sphere (exact: the
-/// rotated harmonics lie in the span).
-fn harmonic_rotation(l: usize, r: &[[f64; 3]; 3]) -> Mat<f64> {
-    let n = 2 * l + 1;
-    let points: Vec<[f64; 3]> = (0..40)
-        .map(|i| {
-            let z = 1.0 - (2 * i + 1) as f64 / 40.0;
-            let phi = 2.399_963_229_728_653 * i as f64;
-            let s = (1.0 - z * z).sqrt();
-            [s * phi.cos(), s * phi.sin(), z]
-        })
-        .collect();
-    let (mut a, mut b) = (Mat::<f64>::zeros(40, n), Mat::<f64>::zeros(40, n));
-    let mut y = [0.0; 7];
-    for (i, x) in points.iter().enumerate() {
-        crate::special::real_ylm(l, *x, &mut y);
-        (0..n).for_each(|k| a[(i, k)] = y[k]);
-        let rx = [0, 1, 2].map(|c| (0..3).map(|d| r[c][d] * x[d]).sum::<f64>());
-        crate::special::real_ylm(l, rx, &mut y);
-        (0..n).for_each(|k| b[(i, k)] = y[k]);
-    }
-    // D^T = (A^T A)^{-1} A^T B.
-    let ata = overlap(a.as_ref(), a.as_ref());
-    let atb = overlap(a.as_ref(), b.as_ref());
-    matmul(
-        hermitian_power(&ata, -1.0, "least-squares matrix")
-            .expect("points spread over the sphere")
-            .as_ref(),
-        atb.as_ref(),
-    )
-    .transpose()
-    .to_owned()
 }
 
 /// `Σ_s Σ_k w_k Σ_n f_nk |p_a|²` per orbital a.

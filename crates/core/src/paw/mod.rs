@@ -211,16 +211,18 @@ impl PawSpecies {
         functional: Functional,
         becsum: &[Vec<f64>],
     ) -> (OneCentreEnergy, Vec<Vec<f64>>) {
-        self.one_centre_part(functional, becsum, (0, 1))
+        self.one_centre_part(functional, becsum, (0, 1), true)
     }
 
     /// Part `index` of `count` of [`Self::one_centre`]: the XC spheres' directions
     /// x ≡ index (mod count), and the Hartree terms in part 0. The parts add up to the whole.
+    /// Without `coupling` the energies alone (D¹ empty).
     pub fn one_centre_part(
         &self,
         functional: Functional,
         becsum: &[Vec<f64>],
         (index, count): (usize, usize),
+        coupling: bool,
     ) -> (OneCentreEnergy, Vec<Vec<f64>>) {
         let big_l = match (self.lmax_rho, functional.is_gga()) {
             (0, _) => 0,
@@ -233,8 +235,8 @@ impl PawSpecies {
             sphere: &sphere,
             hartree: index == 0,
         };
-        let (h_ae, x_ae, d_ae) = self.half(functional, &part, becsum, true);
-        let (h_ps, x_ps, d_ps) = self.half(functional, &part, becsum, false);
+        let (h_ae, x_ae, d_ae) = self.half(functional, &part, becsum, (true, coupling));
+        let (h_ps, x_ps, d_ps) = self.half(functional, &part, becsum, (false, coupling));
         let d = d_ae
             .iter()
             .zip(&d_ps)
@@ -258,14 +260,14 @@ impl PawSpecies {
         }
     }
 
-    /// One side's Hartree (in part 0) and XC energies (over the part's directions) and their
-    /// derivative per spin and pair.
+    /// One side's (all-electron when `ae`) Hartree (in part 0) and XC energies (over the
+    /// part's directions), and with `coupling` their derivative per spin and pair.
     fn half(
         &self,
         functional: Functional,
         part: &Part<'_>,
         becsum: &[Vec<f64>],
-        ae: bool,
+        (ae, coupling): (bool, bool),
     ) -> (f64, f64, Vec<Vec<f64>>) {
         let sphere = part.sphere;
         let (n, nlm, nspin) = (self.r.len(), sphere.nlm(), becsum.len());
@@ -306,7 +308,10 @@ impl PawSpecies {
             weights: &weights,
         };
         let core = if ae { &self.ae_core } else { &self.ps_core };
-        let (e_xc, de_xc) = xc::energy(functional, sphere, &mesh, &f, core);
+        let (e_xc, de_xc) = xc::energy(functional, sphere, &mesh, &f, core, coupling);
+        if !coupling {
+            return (e_h, e_xc, Vec::new());
+        }
         // D[s][p] = Σ_terms ap ∫ ∂E/∂f_lm · func.
         let d = (0..nspin)
             .map(|s| {

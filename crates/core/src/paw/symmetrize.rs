@@ -3,21 +3,21 @@
 //! Contract: the band sums of the irreducible k-points are not those of the whole zone; the
 //! group average is. An operation {R|t} that moves atom a onto atom b maps the projections of
 //! a's components onto b's by the real-harmonic rotation `D^l(R)`, `Y_lm(R u) = Σ_m' D_mm'
-//! Y_lm'(u)` (computed by the sphere quadrature, exact for l ≤ 3). [`Symmetrizer::apply`]
+//! Y_lm'(u)` ([`crate::symmetry::harmonic_rotation`]). [`Symmetrizer::apply`]
 //! replaces each atom's matrix M_b (ρ_ij, the off-diagonal pairs halved from `becsum`'s
 //! packing; or a coupling D_ij, unhalved) by `(1/N) Σ_ops T M_a Tᵀ`, T block diagonal with
 //! `D^l(R)` per beta. Without operations, or when one does not map the atoms onto each other,
 //! it changes nothing.
 
 use crate::augmentation::pairs;
-use crate::clebsch_gordan::{real_ylm_upto6, sphere_quadrature};
 use crate::model::Model;
-use crate::symmetry::{cartesian_rotation, image};
+use crate::symmetry::{cartesian_rotation, harmonic_rotation, image};
+use planewave_linalg::Mat;
 
 /// The operations as atom maps and harmonic rotations (l ≤ 3).
 pub struct Symmetrizer {
-    /// Per operation: the image of each atom, and `D^l` for l = 0..=3 (row-major, 2l+1 square).
-    ops: Vec<(Vec<usize>, Vec<Vec<f64>>)>,
+    /// Per operation: the image of each atom, and `D^l` for l = 0..=3.
+    ops: Vec<(Vec<usize>, Vec<Mat<f64>>)>,
 }
 
 impl Symmetrizer {
@@ -28,7 +28,6 @@ impl Symmetrizer {
             return None;
         }
         let crystal = &model.crystal;
-        let quad = sphere_quadrature();
         let ops = model
             .symmetries
             .iter()
@@ -37,7 +36,7 @@ impl Symmetrizer {
                     .map(|a| image(op, crystal, a))
                     .collect::<Option<Vec<usize>>>()?;
                 let r = cartesian_rotation(op, crystal);
-                let d = (0..=3).map(|l| rotation(l, &r, &quad)).collect();
+                let d = (0..=3).map(|l| harmonic_rotation(l, &r)).collect();
                 Some((images, d))
             })
             .collect::<Option<Vec<_>>>()?;
@@ -94,33 +93,16 @@ impl Symmetrizer {
     }
 }
 
-/// `D^l_mm' = ∫ Y_lm(R u) Y_lm'(u) dΩ`, row-major.
-fn rotation(l: usize, r: &[[f64; 3]; 3], quad: &[([f64; 3], f64)]) -> Vec<f64> {
-    let n = 2 * l + 1;
-    let mut d = vec![0.0; n * n];
-    let (mut y, mut yr) = ([0.0; 13], [0.0; 13]);
-    for (u, w) in quad {
-        let ru: [f64; 3] = std::array::from_fn(|i| (0..3).map(|j| r[i][j] * u[j]).sum());
-        real_ylm_upto6(l, *u, &mut y);
-        real_ylm_upto6(l, ru, &mut yr);
-        for m in 0..n {
-            for mp in 0..n {
-                d[m * n + mp] += w * yr[m] * y[mp];
-            }
-        }
-    }
-    d
-}
-
 /// The rows of T (sparse: (column, value)) for components `c` = (l, m index) in blocks of one
 /// beta each (consecutive m of one l starting at m index 0).
-fn block_rotation(c: &[(usize, usize)], d: &[Vec<f64>]) -> Vec<Vec<(usize, f64)>> {
+fn block_rotation(c: &[(usize, usize)], d: &[Mat<f64>]) -> Vec<Vec<(usize, f64)>> {
     c.iter()
         .enumerate()
         .map(|(i, &(l, m))| {
             let start = i - m;
-            let n = 2 * l + 1;
-            (0..n).map(|mp| (start + mp, d[l][m * n + mp])).collect()
+            (0..2 * l + 1)
+                .map(|mp| (start + mp, d[l][(m, mp)]))
+                .collect()
         })
         .collect()
 }

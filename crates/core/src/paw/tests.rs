@@ -108,7 +108,14 @@ fn the_parts_add_up_to_the_whole() {
     for count in [2, 3, 64] {
         let (mut sum_e, mut sum_d) = (0.0, vec![vec![0.0; d[0].len()]; 2]);
         for index in 0..count {
-            let (ei, di) = p.one_centre_part(Functional::Pbe, &b, (index, count));
+            let (ei, di) = p.one_centre_part(Functional::Pbe, &b, (index, count), true);
+            let (alone, none) = p.one_centre_part(Functional::Pbe, &b, (index, count), false);
+            assert!(none.is_empty());
+            assert_eq!(
+                alone.total(),
+                ei.total(),
+                "the energy alone is the same energy"
+            );
             sum_e += ei.total();
             for (o, v) in sum_d.iter_mut().flatten().zip(di.iter().flatten()) {
                 *o += v;

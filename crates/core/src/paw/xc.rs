@@ -247,13 +247,14 @@ fn h(vsigma: &[Vec<f64>], grad: &[Vec<[f64; 3]>], s: usize, p: usize) -> [f64; 3
 }
 
 /// E_xc (Ha) of the density of the module doc, `f[s][lm][k]`, with the core `core[k]`, and
-/// `∂E/∂f[s][lm][k]`.
+/// with `derivative` `∂E/∂f[s][lm][k]` (empty without).
 pub fn energy(
     functional: Functional,
     sphere: &Sphere,
     mesh: &Radial<'_>,
     f: &[Vec<Vec<f64>>],
     core: &[f64],
+    derivative: bool,
 ) -> (f64, Vec<Vec<Vec<f64>>>) {
     let (n, nx) = (mesh.weights.len(), sphere.weights.len());
     let r = &mesh.r[..n];
@@ -264,6 +265,9 @@ pub fn energy(
     let out = xc::evaluate(functional, &rho_s, &sigma_s);
     let weight = |p: usize| mesh.weights[p / nx] * sphere.weights[p % nx];
     let e: f64 = out.e.iter().enumerate().map(|(p, e)| weight(p) * e).sum();
+    if !derivative {
+        return (e, Vec::new());
+    }
     let de = (0..f.len())
         .map(|s| derivative_of_energy(sphere, mesh, &pts, &out, s))
         .collect();

@@ -13,7 +13,7 @@
 pub mod policies;
 
 use crate::atomic_start::{AtomicStart, BandStart};
-use crate::augmentation::AugmentationCharges;
+use crate::augmentation::{flat_becsum, refill_becsum, AugmentationCharges};
 use crate::bands::BandScalar;
 use crate::basis::Basis;
 use crate::checkpoint::{self, Snapshot};
@@ -269,7 +269,7 @@ pub(crate) fn screening(
     let v_g = basis.rho_to_sphere_many(&fields);
     let mut delta = aug.screening(model, basis, &v_g);
     if let Some(paw) = paw {
-        let b = paw.becsum_of(model, rho, &aug.zero_becsum(model));
+        let b = paw.becsum_of(model, rho);
         let (_, d1) = paw.evaluate(model, &b, basis.parallel.world().as_ref());
         for (x, y) in delta
             .iter_mut()
@@ -281,32 +281,6 @@ pub(crate) fn screening(
         }
     }
     delta
-}
-
-/// The band sums a density carries, flat (empty without).
-fn flat_becsum(rho: &Density) -> Vec<f64> {
-    rho.becsum
-        .iter()
-        .flatten()
-        .flatten()
-        .flatten()
-        .copied()
-        .collect()
-}
-
-/// `flat` in the layout of `like`.
-fn unflatten_becsum(
-    like: &crate::augmentation::Becsum,
-    flat: &[f64],
-) -> crate::augmentation::Becsum {
-    let mut it = flat.iter().copied();
-    like.iter()
-        .map(|c| {
-            c.iter()
-                .map(|v| v.iter().map(|_| it.next().unwrap_or(0.0)).collect())
-                .collect()
-        })
-        .collect()
 }
 
 /// Mixing representation (total, magnetisation) <-> spin channels (up, down).
@@ -585,8 +559,9 @@ impl<'a, T: BandScalar> Engine<'a, T> {
             fixed: Fixed {
                 core: density::core_density(model, basis),
                 symmetrizer: density::symmetrizer(model, basis)?,
+                paw: (augmentation.as_ref())
+                    .and_then(|aug| crate::terms::paw::OneCentre::new(model, aug)),
                 augmentation,
-                paw: crate::terms::paw::OneCentre::new(model),
             },
             terms,
             weights: basis.kpoints.iter().map(|k| k.weight).collect(),
@@ -805,15 +780,16 @@ impl<'a, T: BandScalar> Engine<'a, T> {
             let t0 = Instant::now();
             // PAW's band sums ride along, out of the residual and the mixer's inner products
             // (as QE's `mix_rho`: weighing them in took 3 to 10 times the iterations).
-            let carried = (self.carried_becsum(&rho_in), flat_becsum(&rho_out));
+            let out_flat = (rho_out.becsum.as_ref()).map_or_else(Vec::new, flat_becsum);
+            let carried = (self.carried_becsum(&rho_in), out_flat);
             let (next, becsum) = mixer.next(&mix_in, &mix_out, (&carried.0, &carried.1), &|x| {
                 basis.sum_over_rho(x)
             });
             let mut mixed = Density::from_g(basis, from_mix(&next));
-            mixed.becsum = rho_out
-                .becsum
-                .as_ref()
-                .map(|b| unflatten_becsum(b, &becsum));
+            mixed.becsum = rho_out.becsum.clone().map(|mut b| {
+                refill_becsum(&mut b, &becsum);
+                b
+            });
             rho_in = mixed;
             rec.timings.mixing += t0.elapsed().as_secs_f64();
             rec.slowest = rec.slowest.max(t_it.elapsed().as_secs_f64());
@@ -972,11 +948,10 @@ impl<'a, T: BandScalar> Engine<'a, T> {
     /// The PAW band sums `rho` stands for (the atoms' own when it carries none), flat; empty
     /// without PAW species.
     fn carried_becsum(&self, rho: &Density) -> Vec<f64> {
-        let (Some(paw), Some(aug)) = (&self.fixed.paw, &self.fixed.augmentation) else {
+        let Some(paw) = &self.fixed.paw else {
             return Vec::new();
         };
-        let b = paw.becsum_of(self.model, rho, &aug.zero_becsum(self.model));
-        b.iter().flatten().flatten().copied().collect()
+        flat_becsum(&paw.becsum_of(self.model, rho))
     }
 
     /// The density of the bands `psi` with occupations `occ`, their augmentation charges

@@ -23,7 +23,9 @@ pub use self::kpoints::{monkhorst_pack, reduce_kpoints, reduce_kpoints_with_map,
 pub use self::ops::{dataset, find_symmetries};
 pub use self::symmetrize::DensitySymmetrizer;
 pub(crate) use self::tensors::image;
-pub use self::tensors::{cartesian_rotation, symmetrize_forces, symmetrize_stress};
+pub use self::tensors::{
+    cartesian_rotation, harmonic_rotation, symmetrize_forces, symmetrize_stress,
+};
 
 /// A space-group operation acting on FRACTIONAL coordinates: `x' = rot * x + trans`.
 #[derive(Clone, Debug, PartialEq)]

@@ -4,7 +4,10 @@
 //! only after this step.
 
 use super::SymOp;
+use crate::clebsch_gordan::sphere_quadrature;
 use crate::crystal::Crystal;
+use crate::special::real_ylm;
+use planewave_linalg::Mat;
 
 /// The Cartesian matrix of an operation's rotation: `R = L W L^{-1}` with `L` the matrix whose
 /// columns are the lattice vectors (`L^{-1} = B / 2 pi`, B with the reciprocal vectors as rows).
@@ -22,6 +25,28 @@ pub fn cartesian_rotation(op: &SymOp, crystal: &Crystal) -> [[f64; 3]; 3] {
         }
     }
     r
+}
+
+/// The real-harmonic rotation `D^l(R)` of a Cartesian rotation `r`, with
+/// `Y_lm(R u) = Σ_m' D_mm' Y_lm'(u)` for the harmonics of [`crate::special::real_ylm`] (index
+/// `m + l`), as `D_mm' = ∫ Y_lm(R u) Y_lm'(u) dΩ` on a sphere quadrature exact for these
+/// products (l ≤ 3 here).
+pub fn harmonic_rotation(l: usize, r: &[[f64; 3]; 3]) -> Mat<f64> {
+    assert!(l <= 3, "harmonic_rotation: l = {l} > 3");
+    let n = 2 * l + 1;
+    let mut d = Mat::<f64>::zeros(n, n);
+    let (mut y, mut yr) = ([0.0; 7], [0.0; 7]);
+    for (u, w) in sphere_quadrature() {
+        let ru: [f64; 3] = std::array::from_fn(|i| (0..3).map(|j| r[i][j] * u[j]).sum());
+        real_ylm(l, u, &mut y);
+        real_ylm(l, ru, &mut yr);
+        for m in 0..n {
+            for mp in 0..n {
+                d[(m, mp)] += w * yr[m] * y[mp];
+            }
+        }
+    }
+    d
 }
 
 /// The atom that `op` moves atom `a` onto (same species, positions equal modulo the lattice).
@@ -86,6 +111,32 @@ pub fn symmetrize_stress(ops: &[SymOp], crystal: &Crystal, s: &[[f64; 3]; 3]) ->
 mod tests {
     use super::*;
     use crate::crystal::Atom;
+
+    #[test]
+    fn harmonic_rotation_carries_the_harmonics_at_any_point() {
+        // A rotation by 0.7 rad about (1, 2, 2)/3 (Rodrigues), not a crystal operation.
+        let (k, t) = ([1.0 / 3.0, 2.0 / 3.0, 2.0 / 3.0], 0.7_f64);
+        let kx = [[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]];
+        let r: [[f64; 3]; 3] = std::array::from_fn(|i| {
+            std::array::from_fn(|j| {
+                let id = if i == j { 1.0 } else { 0.0 };
+                let kk: f64 = (0..3).map(|m| kx[i][m] * kx[m][j]).sum();
+                id + t.sin() * kx[i][j] + (1.0 - t.cos()) * kk
+            })
+        });
+        let u = [0.3, -0.5, 0.81];
+        let ru: [f64; 3] = std::array::from_fn(|i| (0..3).map(|j| r[i][j] * u[j]).sum());
+        for l in 0..=3 {
+            let d = harmonic_rotation(l, &r);
+            let (mut y, mut yr) = ([0.0; 7], [0.0; 7]);
+            real_ylm(l, u, &mut y);
+            real_ylm(l, ru, &mut yr);
+            for m in 0..2 * l + 1 {
+                let rotated: f64 = (0..2 * l + 1).map(|mp| d[(m, mp)] * y[mp]).sum();
+                assert!((rotated - yr[m]).abs() < 1e-13, "l {l} m {m}");
+            }
+        }
+    }
 
     #[test]
     fn rotations_of_fcc_diamond_are_orthogonal_and_average_out_a_random_vector() {

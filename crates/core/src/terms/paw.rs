@@ -13,7 +13,9 @@
 //!   at fixed band sums, and the bands see D¹ through the nonlocal term's coupling.
 
 use super::term::{Share, State, Term};
-use crate::augmentation::Becsum;
+use crate::augmentation::{
+    flat_becsum, refill_becsum, zero_becsum_like, AugmentationCharges, Becsum,
+};
 use crate::bands::BandScalar;
 use crate::density::Density;
 use crate::model::Model;
@@ -24,17 +26,21 @@ use planewave_comm::{CommClass, Communicator};
 /// The PAW atoms of a model and the operations that symmetrise their band sums.
 pub struct OneCentre {
     symmetrizer: Option<Symmetrizer>,
+    /// Zero band sums in the layout of `charges` (every atom, PAW or not).
+    zero: Becsum,
 }
 
 impl OneCentre {
-    /// None without PAW species.
-    pub fn new(model: &Model) -> Option<Self> {
+    /// The one-centre part of `model`, whose band sums have the layout of `charges` (None
+    /// without PAW species).
+    pub fn new(model: &Model, charges: &AugmentationCharges) -> Option<Self> {
         model
             .species
             .iter()
             .any(|s| s.pseudo.paw().is_some())
             .then(|| Self {
                 symmetrizer: Symmetrizer::new(model),
+                zero: charges.zero_becsum(model),
             })
     }
 
@@ -77,13 +83,10 @@ impl OneCentre {
     }
 
     /// The atoms' own band sums (QE's `PAW_atomic_becsum`), `[spin][atom][pair]`, with the
-    /// pairs of non-PAW atoms zero (their count from `template`).
-    pub fn atomic(&self, model: &Model, template: &Becsum) -> Becsum {
-        let nspin = template.len();
-        let mut out: Becsum = template
-            .iter()
-            .map(|c| c.iter().map(|v| vec![0.0; v.len()]).collect())
-            .collect();
+    /// pairs of non-PAW atoms zero.
+    pub fn atomic(&self, model: &Model) -> Becsum {
+        let nspin = self.zero.len();
+        let mut out = self.zero.clone();
         let paw_atoms =
             (0..model.crystal.atoms.len()).filter_map(|a| Self::species(model, a).map(|p| (a, p)));
         for (a, p) in paw_atoms {
@@ -103,11 +106,25 @@ impl OneCentre {
         becsum: &Becsum,
         world: &dyn Communicator,
     ) -> (OneCentreEnergy, Becsum) {
+        self.evaluate_with(model, becsum, world, true)
+    }
+
+    /// The sphere energies alone of [`Self::evaluate`] (no coupling computed). Collective
+    /// over `world`.
+    pub fn energy(&self, model: &Model, becsum: &Becsum, world: &dyn Communicator) -> f64 {
+        self.evaluate_with(model, becsum, world, false).0.total()
+    }
+
+    /// [`Self::evaluate`], the couplings left zero unless `coupling`.
+    fn evaluate_with(
+        &self,
+        model: &Model,
+        becsum: &Becsum,
+        world: &dyn Communicator,
+        coupling: bool,
+    ) -> (OneCentreEnergy, Becsum) {
         let nspin = becsum.len();
-        let mut d: Becsum = becsum
-            .iter()
-            .map(|c| c.iter().map(|v| vec![0.0; v.len()]).collect())
-            .collect();
+        let mut d = zero_becsum_like(becsum);
         let mut parts = [0.0; 4];
         // Every rank takes its share of every atom's sphere (a split that scales past the
         // number of atoms, as the VASP report asks of PAW).
@@ -117,7 +134,7 @@ impl OneCentre {
                 continue;
             };
             let b: Vec<Vec<f64>> = (0..nspin).map(|s| becsum[s][a].clone()).collect();
-            let (e, da) = p.one_centre_part(model.functional, &b, part);
+            let (e, da) = p.one_centre_part(model.functional, &b, part, coupling);
             parts = [
                 parts[0] + e.hartree_ae,
                 parts[1] + e.hartree_ps,
@@ -130,14 +147,14 @@ impl OneCentre {
         }
         // One reduction: the four energies, then every coupling in order.
         let mut flat: Vec<f64> = parts.to_vec();
-        flat.extend(d.iter().flatten().flatten());
+        if coupling {
+            flat.extend(flat_becsum(&d));
+        }
         world.allreduce_sum_f64(&mut flat, CommClass::Other);
-        let mut it = flat[4..].iter();
-        d.iter_mut()
-            .flatten()
-            .flatten()
-            .for_each(|v| *v = *it.next().expect("same length"));
-        self.symmetrize(model, &mut d, false);
+        if coupling {
+            refill_becsum(&mut d, &flat[4..]);
+            self.symmetrize(model, &mut d, false);
+        }
         let e = OneCentreEnergy {
             hartree_ae: flat[0],
             hartree_ps: flat[1],
@@ -147,29 +164,22 @@ impl OneCentre {
         (e, d)
     }
 
-    /// The band sums of `rho`, or the atoms' own when it has none (`template` gives the
-    /// layout).
-    pub fn becsum_of(&self, model: &Model, rho: &Density, template: &Becsum) -> Becsum {
-        rho.becsum
-            .clone()
-            .unwrap_or_else(|| self.atomic(model, template))
+    /// The band sums of `rho`, or the atoms' own when it has none.
+    pub fn becsum_of(&self, model: &Model, rho: &Density) -> Becsum {
+        rho.becsum.clone().unwrap_or_else(|| self.atomic(model))
     }
 }
 
 /// The one-centre term (present only with PAW species).
 pub struct Paw {
     one_centre: OneCentre,
-    template: Becsum,
 }
 
 impl Paw {
-    /// The term of `model`, whose band sums have the layout of `template` (None without PAW
+    /// The term of `model`, whose band sums have the layout of `charges` (None without PAW
     /// species).
-    pub fn new(model: &Model, template: Becsum) -> Option<Self> {
-        OneCentre::new(model).map(|one_centre| Self {
-            one_centre,
-            template,
-        })
+    pub fn new(model: &Model, charges: &AugmentationCharges) -> Option<Self> {
+        OneCentre::new(model, charges).map(|one_centre| Self { one_centre })
     }
 }
 
@@ -183,9 +193,9 @@ impl<T: BandScalar> Term<T> for Paw {
     }
 
     fn energy(&self, s: &State<'_, T>) -> Option<Share<f64>> {
-        let b = self.one_centre.becsum_of(s.model, s.rho, &self.template);
+        let b = self.one_centre.becsum_of(s.model, s.rho);
         let world = s.basis.parallel.world();
-        let (e, _) = self.one_centre.evaluate(s.model, &b, world.as_ref());
-        Some(Share::Whole(e.total()))
+        let e = self.one_centre.energy(s.model, &b, world.as_ref());
+        Some(Share::Whole(e))
     }
 }

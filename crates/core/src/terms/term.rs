@@ -265,8 +265,7 @@ pub fn standard_and_charges<'a, T: BandScalar + 'a>(
         terms.push(Box::new(super::augmentation::Augmentation::new(
             charges.clone(),
         )));
-        let template = charges.zero_becsum(model);
-        if let Some(paw) = super::paw::Paw::new(model, template) {
+        if let Some(paw) = super::paw::Paw::new(model, charges) {
             terms.push(Box::new(paw));
         }
     }
