@@ -20,8 +20,17 @@
 //! block work and the grid work (both the plane waves and the density grid are dealt) with an
 //! efficiency of `GVECTOR_EFF` per doubling (transposes and sums over G), times the balance of
 //! the FFT grid's planes over the group (25 planes over 16 ranks leave some ranks 2 and others
-//! 1: 25 / 32), and each band pays `TRANSPOSE_LATENCY` per other rank of its G-vector group per
-//! iteration (the all-to-all's messages, which threads do not divide).
+//! 1: 25 / 32), and each band pays [`TRANSPOSES_PER_BAND`] messages per other rank of its
+//! G-vector group per iteration (the all-to-all's, which threads do not divide) at the
+//! intra-node link's latency ([`CommModel`]).
+//!
+//! On several nodes (`--nodes M`, ranks filling nodes in order, consecutive ranks in one G-vector
+//! group as the run lays them out) the messages to ranks on other nodes pay the inter-node
+//! link's latency, and their bytes (`16 N / g²` per pair and transpose) pass through the node's
+//! network card, which the node's ranks share. Likewise the k-point sums between nodes
+//! (`α log2(nodes)` and twice the grid's bytes) and the band groups' ring passes
+//! ([`PRODUCTS_PER_BAND_SWEEP`] per block and iteration, each bringing every other band group's
+//! block of `npw / g` rows).
 //!
 //! Calibration (2-core AMD EPYC, AVX2, idle): the mean SCF iteration (`t_iter` of the report)
 //! of si2_lda_gth, al1_lda_gth, si8_lda_gth_displaced and h1_lsda_gth_box at 1 rank × 1 thread
@@ -33,6 +42,7 @@
 //! same case with `--band-groups 2` against G-vector groups of 2 in one session (see the
 //! constant).
 
+use crate::comm_model::CommModel;
 use planewave_core::eigensolver::Eigensolver;
 use planewave_core::input::Kpoints;
 use planewave_core::parallel::deal_by_cost;
@@ -60,12 +70,15 @@ const BYTE: f64 = 2.0e-9;
 const THREAD_EFF: f64 = 0.8;
 /// Fraction of linear speed-up kept per doubling of the ranks of a G-vector group.
 const GVECTOR_EFF: f64 = 0.99;
-/// Seconds per band, per other rank of its G-vector group, per SCF iteration: about 9
-/// transposes per band and iteration (the eigensolver's H applications and the density), each
-/// one message of ~1.5 µs to every other rank on one node. Chosen so that the lent 16-core
-/// node's ranking holds: si8_lda_gth_displaced ran in 1.89 s on 8 k-point groups × 2 G ranks
-/// and in 2.28 s on 1 × 16 (2026-11-25).
-const TRANSPOSE_LATENCY: f64 = 1.5e-5;
+/// Transposes per band per SCF iteration (the eigensolver's H applications and the density),
+/// each one message to every other rank of the G-vector group. With the built-in intra-node
+/// latency (1.67 µs, [`CommModel::built_in`]) a band pays 1.5e-5 s per other rank and
+/// iteration, chosen so that the lent 16-core node's ranking holds: si8_lda_gth_displaced ran
+/// in 1.89 s on 8 k-point groups × 2 G ranks and in 2.28 s on 1 × 16 (2026-11-25).
+pub const TRANSPOSES_PER_BAND: f64 = 9.0;
+/// Band-distributed products per (spin, k) block and SCF iteration, each passing every other
+/// band group's block around the ring.
+pub const PRODUCTS_PER_BAND_SWEEP: f64 = 6.0;
 /// Fraction of linear speed-up kept per doubling of the band groups: si64_lda_gth_gamma on 2
 /// MPI ranks × 1 thread, t_iter 2.057 and 1.847 s with 2 band groups against 1.709 and 1.685 s
 /// with a G-vector group of 2 (alternated, one session, 2026-11-23): 0.99 × 1.70 / 1.95.
@@ -73,10 +86,14 @@ const BAND_EFF: f64 = 0.86;
 
 /// One candidate layout with its prediction.
 struct Candidate {
+    ranks: usize,
+    threads: usize,
     kpoint_groups: usize,
     band_groups: usize,
     gvector_ranks: usize,
     seconds: f64,
+    /// Of `seconds`, the modelled communication.
+    communication: f64,
     slowest_blocks: usize,
     memory: f64,
 }
@@ -106,8 +123,58 @@ fn exchange_per_block(s: &Setup) -> f64 {
     A_EXX * n_q as f64 * n_occ * s.params.nbands as f64 * n * n.log2() / INNER_PER_OUTER
 }
 
-/// The prediction for `kg` k-point groups of `bg` band groups on `ranks` ranks.
-fn predict(s: &Setup, ranks: usize, (kg, bg): (usize, usize), threads: usize) -> Candidate {
+/// Where the ranks of a projection sit, and the links between them.
+pub struct Machine<'m> {
+    /// Nodes the ranks fill in order (equal shares).
+    pub nodes: usize,
+    /// The links.
+    pub model: &'m CommModel,
+}
+
+/// For the ranks `first + i · stride` (i < `size`) of one group, on nodes of `per_node`
+/// consecutive ranks: the most other members one member has on its own node and on others.
+fn partners(first: usize, size: usize, stride: usize, per_node: usize) -> (usize, usize) {
+    let node = |i: usize| (first + i * stride) / per_node;
+    (0..size)
+        .map(|i| {
+            let local = (0..size).filter(|&j| node(j) == node(i)).count() - 1;
+            (local, size - 1 - local)
+        })
+        .fold((0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)))
+}
+
+/// The most other members on the same node and on other nodes that any rank has in its G-vector
+/// group, its band ring and its k-point sum, for the layout `(kg, bg, g)` of `ranks` ranks on
+/// nodes of `per_node` (G-vector groups of consecutive ranks).
+fn placement(
+    ranks: usize,
+    (kg, bg, g): (usize, usize, usize),
+    per_node: usize,
+) -> [(usize, usize); 3] {
+    let worst = |groups: Vec<(usize, usize, usize)>| {
+        (groups.into_iter())
+            .map(|(first, size, stride)| partners(first, size, stride, per_node))
+            .fold((0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)))
+    };
+    let per_k = bg * g;
+    let gvector = worst((0..ranks / g).map(|i| (i * g, g, 1)).collect());
+    let band = worst(
+        (0..kg)
+            .flat_map(|k| (0..g).map(move |i| (k * per_k + i, bg, g)))
+            .collect(),
+    );
+    let kpoint = worst((0..per_k).map(|i| (i, kg, per_k)).collect());
+    [gvector, band, kpoint]
+}
+
+/// The prediction for `kg` k-point groups of `bg` band groups on `ranks` ranks of `machine`.
+fn predict(
+    s: &Setup,
+    ranks: usize,
+    (kg, bg): (usize, usize),
+    threads: usize,
+    machine: &Machine<'_>,
+) -> Candidate {
     let nb = s.params.nbands as f64;
     let n = s.basis.grid_len() as f64;
     let nlogn = n * n.log2();
@@ -127,19 +194,16 @@ fn predict(s: &Setup, ranks: usize, (kg, bg): (usize, usize), threads: usize) ->
     let g = ranks / (kg * bg);
     let g_speedup = gvector_speedup(g, s.basis.grid.dims[2]);
     let grid = A_GRID * nspin as f64 * nlogn / g_speedup;
-    let sum = if kg > 1 {
-        LATENCY * (kg as f64).log2() + BYTE * 8.0 * n * nspin as f64 / g as f64
-    } else {
-        0.0
-    };
     let blocks = slowest / (speedup(bg, BAND_EFF) * g_speedup);
-    let latency =
-        slowest_blocks as f64 * (nb / bg as f64).ceil() * TRANSPOSE_LATENCY * (g - 1) as f64;
+    let comm = communication(s, ranks, (kg, bg, g), slowest_blocks, machine);
     Candidate {
+        ranks,
+        threads,
         kpoint_groups: kg,
         band_groups: bg,
         gvector_ranks: g,
-        seconds: (blocks + grid) / speedup(threads, THREAD_EFF) + sum + latency,
+        seconds: (blocks + grid) / speedup(threads, THREAD_EFF) + comm,
+        communication: comm,
         slowest_blocks,
         memory: memory_per_rank(
             &s.model,
@@ -153,14 +217,96 @@ fn predict(s: &Setup, ranks: usize, (kg, bg): (usize, usize), threads: usize) ->
     }
 }
 
-/// The advice table for `s` on `ranks` ranks of `threads` threads each.
-pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = threads.unwrap_or((cores / ranks).max(1));
+/// Seconds per SCF iteration of the messages the model counts for layout `(kg, bg, g)`: the
+/// transposes' latency, the k-point sums, and on several nodes what crosses the network (module
+/// doc).
+fn communication(
+    s: &Setup,
+    ranks: usize,
+    (kg, bg, g): (usize, usize, usize),
+    slowest_blocks: usize,
+    machine: &Machine<'_>,
+) -> f64 {
+    let (intra, inter) = (&machine.model.intra, &machine.model.inter);
+    let per_node = ranks.div_ceil(machine.nodes).max(1);
+    let [(g_local, g_remote), (_, b_remote), (_, k_remote)] =
+        placement(ranks, (kg, bg, g), per_node);
+    // A node's card carries the remote bytes of every rank on it.
+    let card = per_node as f64 * inter.seconds_per_byte;
+    let (nb, n, nspin) = (
+        s.params.nbands as f64,
+        s.basis.grid_len() as f64,
+        s.model.nspin() as f64,
+    );
+    let transposes = slowest_blocks as f64 * (nb / bg as f64).ceil() * TRANSPOSES_PER_BAND;
+    let pair_bytes = 16.0 * n / (g * g) as f64;
+    let mut t = transposes
+        * (g_local as f64 * intra.latency_s
+            + g_remote as f64 * (inter.latency_s + pair_bytes * card));
+    if kg > 1 {
+        let grid_bytes = 8.0 * n * nspin / g as f64;
+        t += LATENCY * (kg as f64).log2() + BYTE * grid_bytes;
+        if k_remote > 0 {
+            let steps = (machine.nodes.min(kg) as f64).log2().ceil();
+            t += steps * inter.latency_s + 2.0 * grid_bytes * card;
+        }
+    }
+    if b_remote > 0 {
+        let npw = (s.basis.kpoints.iter())
+            .map(|k| k.global_dim())
+            .max()
+            .unwrap_or(0) as f64;
+        let block_bytes = 16.0 * (nb / bg as f64).ceil() * npw / g as f64;
+        t += PRODUCTS_PER_BAND_SWEEP
+            * slowest_blocks as f64
+            * b_remote as f64
+            * (inter.latency_s + block_bytes * card);
+    }
+    t
+}
+
+/// What `advise` ranks: the layouts of a given number of ranks (threads given, or this
+/// machine's cores shared among a node's ranks), or every ranks × threads split of a number of
+/// cores (ranks a multiple of the nodes).
+#[derive(Clone, Copy, Debug)]
+pub enum Shape {
+    /// `ranks` ranks of `threads` threads.
+    Ranks {
+        /// MPI (or in-process) ranks.
+        ranks: usize,
+        /// Threads per rank.
+        threads: Option<usize>,
+    },
+    /// Every split of this many cores.
+    Cores(usize),
+}
+
+impl Shape {
+    /// The (ranks, threads) pairs to rank on `nodes` nodes, and the header's words for them.
+    fn splits(self, nodes: usize) -> (Vec<(usize, usize)>, String) {
+        match self {
+            Shape::Ranks { ranks, threads } => {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                let t = threads.unwrap_or((cores / ranks.div_ceil(nodes)).max(1));
+                (vec![(ranks, t)], format!("{ranks} rank(s) x {t} thread(s)"))
+            }
+            Shape::Cores(c) => (
+                (1..=c)
+                    .filter(|r| c.is_multiple_of(*r) && r.is_multiple_of(nodes))
+                    .map(|r| (r, c / r))
+                    .collect(),
+                format!("{c} cores (every ranks x threads split)"),
+            ),
+        }
+    }
+}
+
+/// The layouts of `ranks` ranks of `threads` threads on `machine`.
+fn layouts(s: &Setup, (ranks, threads): (usize, usize), machine: &Machine<'_>) -> Vec<Candidate> {
     let blocks = s.basis.kpoints.len() * s.model.nspin();
     // Band groups need the Davidson eigensolver and at least one band each.
     let band_ok = !matches!(s.params.eigensolver, Eigensolver::Lobpcg);
-    let mut cands: Vec<Candidate> = (1..=ranks.min(blocks))
+    (1..=ranks.min(blocks))
         .filter(|kg| ranks.is_multiple_of(*kg))
         .flat_map(|kg| {
             let per_group = ranks / kg;
@@ -169,15 +315,25 @@ pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
                 .filter(move |&bg| bg == 1 || (band_ok && bg <= s.params.nbands))
                 .map(move |bg| (kg, bg))
         })
-        .map(|layout| predict(s, ranks, layout, threads))
+        .map(|layout| predict(s, ranks, layout, threads, machine))
+        .collect()
+}
+
+/// The advice table for `s` in `shape` on `machine`.
+pub fn advise(s: &Setup, shape: Shape, machine: &Machine<'_>) -> String {
+    let blocks = s.basis.kpoints.len() * s.model.nspin();
+    let (splits, words) = shape.splits(machine.nodes);
+    let mut cands: Vec<Candidate> = (splits.iter())
+        .flat_map(|&split| layouts(s, split, machine))
         .collect();
     cands.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
-    let serial = predict(s, 1, (1, 1), 1).seconds;
+    let serial = predict(s, 1, (1, 1), 1, machine).seconds;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "layouts of {} on {ranks} rank(s) x {threads} thread(s): {blocks} (spin, k) blocks, {} bands, FFT grid {}x{}x{}",
+        "layouts of {} on {words} over {} node(s): {blocks} (spin, k) blocks, {} bands, FFT grid {}x{}x{}",
         s.spec.source.display(),
+        machine.nodes,
         s.params.nbands,
         s.basis.grid.dims[0],
         s.basis.grid.dims[1],
@@ -185,26 +341,36 @@ pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
     );
     let _ = writeln!(
         out,
-        "  {:>4} {:>13} {:>11} {:>14} {:>16} {:>9} {:>18}",
+        "communication model: {}; {}",
+        machine.model.source,
+        machine.model.describe()
+    );
+    let _ = writeln!(
+        out,
+        "  {:>4} {:>13} {:>11} {:>14} {:>16} {:>9} {:>18} {:>16} {:>16}",
         "rank",
         "kpoint_groups",
         "band_groups",
         "G ranks/band",
         "s/iteration",
         "speed-up",
-        "memory/rank (MiB)"
+        "memory/rank (MiB)",
+        "of which comm s",
+        "ranks x threads"
     );
     for (i, c) in cands.iter().enumerate() {
         let _ = writeln!(
             out,
-            "  {:>4} {:>13} {:>11} {:>14} {:>16.3} {:>9.2} {:>18.1}",
+            "  {:>4} {:>13} {:>11} {:>14} {:>16.3} {:>9.2} {:>18.1} {:>16.3} {:>16}",
             i + 1,
             c.kpoint_groups,
             c.band_groups,
             c.gvector_ranks,
             c.seconds,
             serial / c.seconds,
-            c.memory / 1048576.0
+            c.memory / 1048576.0,
+            c.communication,
+            format!("{}x{}", c.ranks, c.threads)
         );
     }
     if let Some(best) = cands.first() {
@@ -218,13 +384,18 @@ pub fn advise(s: &Setup, ranks: usize, threads: Option<usize>) -> String {
         }
         let _ = writeln!(out, "why: {}", why(best, &cands, blocks));
     }
-    let _ = writeln!(
-        out,
-        "run it with: planewave run {} --ranks {ranks} --kpoint-groups {} --band-groups {} (or mpirun -np {ranks} planewave run ... with an MPI build)",
-        s.spec.source.display(),
-        cands.first().map_or(1, |c| c.kpoint_groups),
-        cands.first().map_or(1, |c| c.band_groups)
-    );
+    if let Some(c) = cands.first() {
+        let _ = writeln!(
+            out,
+            "run it with: RAYON_NUM_THREADS={} planewave run {} --ranks {} --kpoint-groups {} --band-groups {} (or mpirun -np {} planewave run ... with an MPI build)",
+            c.threads,
+            s.spec.source.display(),
+            c.ranks,
+            c.kpoint_groups,
+            c.band_groups,
+            c.ranks
+        );
+    }
     out
 }
 

@@ -23,7 +23,9 @@ mod stdout;
 mod advise;
 mod band_plot;
 mod bands;
+mod bench_comm;
 mod bench_qe;
+mod comm_model;
 mod dos;
 mod dos_plot;
 mod grid_files;
@@ -37,6 +39,7 @@ mod report;
 mod tuning_env;
 
 use clap::{Parser, Subcommand};
+use comm_model::CommModel;
 use planewave_core::efficiency::{ParallelReport, Projection};
 use planewave_core::relax::{self, Observer, StepInfo};
 use planewave_core::scf::IterationInfo;
@@ -396,9 +399,21 @@ enum Command {
         /// Number of ranks (MPI processes or --ranks).
         #[arg(long, default_value_t = 2)]
         ranks: usize,
-        /// Threads per rank (default: this machine's cores divided among the ranks).
+        /// Threads per rank (default: this machine's cores divided among a node's ranks).
         #[arg(long)]
         threads: Option<usize>,
+        /// Rank every ranks x threads split of this many cores (all nodes together) instead
+        /// of one number of ranks.
+        #[arg(long, conflicts_with_all = ["ranks", "threads"])]
+        cores: Option<usize>,
+        /// Nodes the ranks fill in order (equal shares): messages between nodes pay the
+        /// network's latency and share each node's network card.
+        #[arg(long, default_value_t = 1)]
+        nodes: usize,
+        /// The links measured by `planewave bench comm --save FILE` on the target machine
+        /// (default: built in; the report names which).
+        #[arg(long)]
+        comm_model: Option<PathBuf>,
     },
     /// Benchmarks of the parallel layers.
     Bench {
@@ -436,15 +451,22 @@ enum BenchCommand {
         pw_args: String,
     },
     /// Time every all-to-all-v strategy against the native one, 64 B to 16 MiB per rank pair,
-    /// on the in-process Threads back end (ranks as threads; under mpirun use the MPI build of
-    /// planewave-comm's `mpi_check --bench`).
+    /// and fit the machine's links (latency and bandwidth inside a node and between nodes).
+    /// Under mpirun (MPI build) on the MPI world, otherwise on in-process ranks.
+    ///
+    /// Example: mpirun -np 32 planewave bench comm --save comm.json (two nodes of 16), then
+    /// planewave advise INPUT --ranks 256 --nodes 16 --comm-model comm.json
     Comm {
-        /// Number of ranks.
+        /// Number of in-process ranks (ignored under mpirun).
         #[arg(long, default_value_t = 4)]
         ranks: usize,
-        /// Ranks per emulated node (for the node-aggregated strategy).
+        /// Ranks per emulated node of the in-process ranks (under mpirun:
+        /// PLANEWAVE_MPI_RANKS_PER_NODE).
         #[arg(long, default_value_t = 2)]
         ranks_per_node: usize,
+        /// Write the fitted links to this JSON file, for `planewave advise --comm-model`.
+        #[arg(long)]
+        save: Option<PathBuf>,
     },
     /// GFLOP/s of the subspace kernels (overlap, rotation, triangular rotation, Cholesky
     /// orthonormalisation; npw 2000/20000 x bands 64/256/1024) and of band-distributed products
@@ -494,6 +516,14 @@ fn main() -> ExitCode {
         Command::Relax(args) => calculation(args, Mode::Relax),
         Command::Bands(args) => calculation(args, Mode::Bands),
         Command::Dos(args) => calculation(args, Mode::Dos),
+        Command::Bench {
+            what:
+                BenchCommand::Comm {
+                    ranks,
+                    ranks_per_node,
+                    save,
+                },
+        } => bench_comm::run(ranks, ranks_per_node, save.as_deref()),
         _ if serial_elsewhere => ExitCode::SUCCESS,
         Command::Export {
             input: path,
@@ -529,13 +559,35 @@ fn main() -> ExitCode {
             input,
             ranks,
             threads,
+            cores,
+            nodes,
+            comm_model,
         } => {
-            if ranks == 0 || threads == Some(0) {
-                return fail("error: --ranks and --threads must be at least 1");
+            if ranks == 0 || threads == Some(0) || nodes == 0 || cores == Some(0) {
+                return fail("error: --ranks, --threads, --cores and --nodes must be at least 1");
             }
+            let (count, what) = cores.map_or((ranks, "--ranks"), |c| (c, "--cores"));
+            if !count.is_multiple_of(nodes) {
+                return fail(&format!(
+                    "error: {what} {count} do not fill --nodes {nodes} equally: give a multiple of {nodes}"
+                ));
+            }
+            let shape = match cores {
+                Some(c) => advise::Shape::Cores(c),
+                None => advise::Shape::Ranks { ranks, threads },
+            };
+            let model = match comm_model.as_deref().map(CommModel::load) {
+                None => CommModel::built_in(),
+                Some(Ok(m)) => m,
+                Some(Err(e)) => return fail(&format!("error: {e}")),
+            };
+            let machine = advise::Machine {
+                nodes,
+                model: &model,
+            };
             match prepare(&input) {
                 Ok(s) => {
-                    out!("{}", advise::advise(&s, ranks, threads));
+                    out!("{}", advise::advise(&s, shape, &machine));
                     ExitCode::SUCCESS
                 }
                 Err(e) => fail(&e),
@@ -601,26 +653,6 @@ fn main() -> ExitCode {
                 }
                 Err(e) => fail(&format!("error: {e}")),
             }
-        }
-        Command::Bench {
-            what:
-                BenchCommand::Comm {
-                    ranks,
-                    ranks_per_node,
-                },
-        } => {
-            if ranks == 0 || ranks_per_node == 0 {
-                return fail("error: --ranks and --ranks-per-node must be at least 1");
-            }
-            let sizes = planewave_comm::bench::DEFAULT_SIZES;
-            outln!(
-                "all-to-all-v strategies, Threads back end, {ranks} ranks, {ranks_per_node} per emulated node (time per call, ratio to native)"
-            );
-            let tables = planewave_comm::Threads::builder(ranks)
-                .ranks_per_node(ranks_per_node)
-                .run(|c| planewave_comm::bench::run_comm_bench(c.into_arc(), &sizes));
-            outln!("{}", tables[0]);
-            ExitCode::SUCCESS
         }
     }
 }

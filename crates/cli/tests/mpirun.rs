@@ -508,3 +508,30 @@ fn a_qe_workflow_under_mpirun_matches_serial() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn bench_comm_measures_the_mpi_world_s_links_on_emulated_nodes() {
+    // Two emulated nodes of one rank: no intra-node link, an inter-node one, and the file
+    // names the MPI back end; rank 0 alone prints and writes.
+    let dir = scratch("bench-comm");
+    let file = dir.join("comm.json");
+    let out = mpirun(
+        2,
+        &["bench", "comm", "--save", file.to_str().unwrap()],
+        &[("PLANEWAVE_MPI_RANKS_PER_NODE", "1")],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(text.matches("calibration written to").count(), 1, "{text}");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        (&saved["backend"], &saved["ranks"], &saved["nodes"]),
+        (&Value::from("mpi"), &Value::from(2), &Value::from(2)),
+        "{saved}"
+    );
+    assert!(saved["intra"].is_null(), "{saved}");
+    assert!(
+        saved["inter"]["seconds_per_byte"].as_f64().unwrap() > 0.0,
+        "{saved}"
+    );
+}

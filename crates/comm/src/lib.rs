@@ -18,6 +18,7 @@ mod threads;
 
 pub mod bench;
 pub mod launch;
+pub mod links;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod reduce_scatter;
