@@ -22,15 +22,21 @@ pub mod paw;
 pub mod term;
 pub mod xc;
 
-/// The phase -G.tau = -2 pi m.x of Miller index `m` at fractional position `x`.
-#[inline]
-fn structure_phase(m: &[i32; 3], x: &[f64; 3]) -> f64 {
-    -2.0 * std::f64::consts::PI * (m[0] as f64 * x[0] + m[1] as f64 * x[1] + m[2] as f64 * x[2])
+/// Density-sphere entries per parallel task of the structure-factor loops: fixed, so that
+/// every sum is added in the same order whatever the threads.
+const SPHERE_CHUNK: usize = 4096;
+
+/// `e^{-iG·τ}` tables (three 1-D factors, QE's `eigts`) of the atoms at fractional positions
+/// `xs` over the density sphere's Miller indices.
+fn sphere_phases(basis: &crate::basis::Basis, xs: &[[f64; 3]]) -> Vec<nonlocal::AtomPhase> {
+    (xs.iter())
+        .map(|&x| nonlocal::AtomPhase::new(x, [0.0; 3], &basis.rho_millers))
+        .collect()
 }
 
 /// Values on the density sphere from per-species radial form factors, each atom weighted:
 /// `out[G] = (1/Omega) sum_atoms w_atom e^{-iG.tau} f_species(|G|)`. Form factors are evaluated
-/// once per |G| shell.
+/// once per |G| shell; the sphere is dealt over the threads.
 pub(crate) fn structure_factor_sum(
     model: &crate::model::Model,
     basis: &crate::basis::Basis,
@@ -38,37 +44,29 @@ pub(crate) fn structure_factor_sum(
     form_factor: impl Fn(usize, f64) -> f64,
 ) -> Vec<num_complex::Complex64> {
     use num_complex::Complex64;
+    use rayon::prelude::*;
     let mut out = vec![Complex64::new(0.0, 0.0); basis.rho_g.len()];
     for s in 0..model.species.len() {
-        let atoms: Vec<([f64; 3], f64)> = model
-            .crystal
-            .atoms
-            .iter()
-            .enumerate()
+        let (xs, ws): (Vec<[f64; 3]>, Vec<f64>) = (model.crystal.atoms.iter().enumerate())
             .filter(|(i, a)| a.species == s && atom_weight(*i) != 0.0)
             .map(|(i, a)| (a.frac, atom_weight(i)))
-            .collect();
-        if atoms.is_empty() {
+            .unzip();
+        if xs.is_empty() {
             continue;
         }
-        let ff: Vec<f64> = basis
-            .rho_shell_norm
-            .iter()
+        let phases = sphere_phases(basis, &xs);
+        let ff: Vec<f64> = (basis.rho_shell_norm.iter())
             .map(|&q| form_factor(s, q) / basis.volume)
             .collect();
-        for ((m, o), &shell) in basis
-            .rho_millers
-            .iter()
-            .zip(out.iter_mut())
-            .zip(&basis.rho_shell)
-        {
-            let mut sf = Complex64::new(0.0, 0.0);
-            for (x, w) in &atoms {
-                let ph = structure_phase(m, x);
-                sf += Complex64::from_polar(*w, ph);
-            }
-            *o += sf * ff[shell];
-        }
+        (out.par_chunks_mut(SPHERE_CHUNK))
+            .zip(basis.rho_millers.par_chunks(SPHERE_CHUNK))
+            .zip(basis.rho_shell.par_chunks(SPHERE_CHUNK))
+            .for_each(|((out, millers), shells)| {
+                for ((o, m), &shell) in out.iter_mut().zip(millers).zip(shells) {
+                    let sf: Complex64 = phases.iter().zip(&ws).map(|(p, w)| p.of(m) * w).sum();
+                    *o += sf * ff[shell];
+                }
+            });
     }
     out
 }
@@ -107,6 +105,7 @@ pub(crate) fn structure_factor_forces(
     field_g: &[num_complex::Complex64],
     form_factor: impl Fn(usize, f64) -> f64,
 ) -> Vec<[f64; 3]> {
+    use rayon::prelude::*;
     let nsp = model.species.len();
     let ff: Vec<Vec<f64>> = (0..nsp)
         .map(|s| {
@@ -117,11 +116,9 @@ pub(crate) fn structure_factor_forces(
                 .collect()
         })
         .collect();
-    model
-        .crystal
-        .atoms
-        .iter()
+    (model.crystal.atoms.par_iter())
         .map(|atom| {
+            let phase = &sphere_phases(basis, &[atom.frac])[0];
             let mut f = [0.0; 3];
             for (((m, g), a), &shell) in basis
                 .rho_millers
@@ -130,9 +127,8 @@ pub(crate) fn structure_factor_forces(
                 .zip(field_g)
                 .zip(&basis.rho_shell)
             {
-                let ph = structure_phase(m, &atom.frac);
                 // dE/dtau = sum_G Re(conj(A) (-iG) e^{-iG.tau}) f = sum_G G f Im(conj(A) e^{-iG.tau})
-                let z = a.conj() * num_complex::Complex64::from_polar(1.0, ph);
+                let z = a.conj() * phase.of(m);
                 let w = -z.im * ff[atom.species][shell];
                 for c in 0..3 {
                     f[c] += g[c] * w;
@@ -155,18 +151,17 @@ pub(crate) fn structure_factor_strain(
     field_g: &[num_complex::Complex64],
     form_factor: impl Fn(usize, f64) -> f64,
 ) -> [[f64; 3]; 3] {
+    use rayon::prelude::*;
     let mut out = [[0.0; 3]; 3];
     for s in 0..model.species.len() {
-        let atoms: Vec<[f64; 3]> = model
-            .crystal
-            .atoms
-            .iter()
+        let atoms: Vec<[f64; 3]> = (model.crystal.atoms.iter())
             .filter(|a| a.species == s)
             .map(|a| a.frac)
             .collect();
         if atoms.is_empty() {
             continue;
         }
+        let phases = sphere_phases(basis, &atoms);
         let dff: Vec<f64> = basis
             .rho_shell_norm
             .iter()
@@ -178,25 +173,35 @@ pub(crate) fn structure_factor_strain(
                 }
             })
             .collect();
-        for (((m, g), a), &shell) in basis
-            .rho_millers
-            .iter()
-            .zip(&basis.rho_g)
-            .zip(field_g)
-            .zip(&basis.rho_shell)
-        {
-            if dff[shell] == 0.0 {
-                continue;
+        let chunk = |start: usize| {
+            let end = (start + SPHERE_CHUNK).min(field_g.len());
+            let mut part = [[0.0; 3]; 3];
+            for p in start..end {
+                let dff = dff[basis.rho_shell[p]];
+                if dff == 0.0 {
+                    continue;
+                }
+                let m = &basis.rho_millers[p];
+                let sf: num_complex::Complex64 = phases.iter().map(|ph| ph.of(m)).sum();
+                let (g, w) = (&basis.rho_g[p], (field_g[p].conj() * sf).re * dff);
+                for i in 0..3 {
+                    for j in 0..3 {
+                        part[i][j] += w * g[i] * g[j];
+                    }
+                }
             }
-            let mut sf = num_complex::Complex64::new(0.0, 0.0);
-            for x in &atoms {
-                let ph = structure_phase(m, x);
-                sf += num_complex::Complex64::from_polar(1.0, ph);
-            }
-            let w = (a.conj() * sf).re * dff[shell];
+            part
+        };
+        // Fixed chunks summed in order: the same sum whatever the threads.
+        let parts: Vec<[[f64; 3]; 3]> = (0..field_g.len())
+            .into_par_iter()
+            .step_by(SPHERE_CHUNK)
+            .map(chunk)
+            .collect();
+        for part in parts {
             for i in 0..3 {
                 for j in 0..3 {
-                    out[i][j] += w * g[i] * g[j];
+                    out[i][j] += part[i][j];
                 }
             }
         }
