@@ -15,6 +15,8 @@
 //! - Q_p(G) is formed when needed from Y_LM(Ĝ) of this rank's entries (stored once) and the
 //!   radial integrals per |G| shell, as QE's `qvan2`; the density holds one sphere-sized
 //!   buffer per pair of a species at a time, as QE's `addusdens`.
+//! - The forces and the stress of the charges in a local potential
+//!   ([`AugmentationCharges::stress`]: the analytic strain derivative of Q_p).
 
 use crate::bands::BandScalar;
 use crate::basis::Basis;
@@ -24,6 +26,8 @@ use crate::terms::nonlocal::KProjectors;
 use num_complex::Complex64;
 use planewave_linalg::Mat;
 use std::f64::consts::PI;
+
+mod stress;
 
 /// `[spin][atom][pair]`: see the module doc (atoms of norm-conserving species hold none).
 pub type Becsum = Vec<Vec<Vec<f64>>>;
@@ -57,13 +61,6 @@ struct AngularTerm {
     betas: (usize, usize),
     radial: Vec<f64>,
     harmonics: Vec<(usize, f64)>,
-}
-
-/// Q_p's ingredients at other vectors than the density sphere's (a strained sphere, for the
-/// stress): `Y_LM` and `4π qrad` per (species, L, i, j) at each vector.
-struct Moved {
-    ylm: Vec<Vec<f64>>,
-    radial: std::collections::HashMap<(usize, usize, usize, usize), Vec<f64>>,
 }
 
 /// The pairs of one ultrasoft species.
@@ -130,48 +127,21 @@ impl AugmentationCharges {
         self.species[species].as_ref().map_or(0, |s| s.ncomp)
     }
 
-    /// `Q_p(G)` of pair `p` of `species` on this rank's entries (or at the `moved` vectors),
-    /// into `out`.
-    fn pair_charge(
-        &self,
-        basis: &Basis,
-        (species, p): (usize, usize),
-        moved: Option<&Moved>,
-        out: &mut [Complex64],
-    ) {
+    /// `Q_p(G)` of pair `p` of `species` on this rank's entries, into `out`.
+    fn pair_charge(&self, basis: &Basis, (species, p): (usize, usize), out: &mut [Complex64]) {
         out.fill(Complex64::new(0.0, 0.0));
         let sp = self.species[species]
             .as_ref()
             .expect("an ultrasoft species");
-        let ylm = moved.map_or(&self.ylm, |m| &m.ylm);
         for t in &sp.terms[p] {
             let phase = minus_i_pow(t.big_l);
-            let at = moved.map(|m| &m.radial[&(species, t.big_l, t.betas.0, t.betas.1)]);
             for (g, o) in out.iter_mut().enumerate() {
-                let angular: f64 = t.harmonics.iter().map(|&(lm, ap)| ap * ylm[lm][g]).sum();
-                let radial = at.map_or_else(|| t.radial[basis.rho_shell[g]], |r| r[g]);
-                *o += phase * (radial * angular);
+                let angular: f64 = (t.harmonics.iter())
+                    .map(|&(lm, ap)| ap * self.ylm[lm][g])
+                    .sum();
+                *o += phase * (t.radial[basis.rho_shell[g]] * angular);
             }
         }
-    }
-
-    /// The ingredients of Q_p at the vectors `gs` (one per density-sphere entry).
-    fn moved(&self, model: &Model, gs: &[[f64; 3]]) -> Moved {
-        let ylm = ylm_table(gs);
-        let mut radial = std::collections::HashMap::new();
-        for (sp, pairs) in self.species.iter().enumerate() {
-            let Some(pairs) = pairs else { continue };
-            let aug = model.species[sp].pseudo.augmentation().expect("ultrasoft");
-            for t in pairs.terms.iter().flatten() {
-                let (i, j) = t.betas;
-                radial.entry((sp, t.big_l, i, j)).or_insert_with(|| {
-                    gs.iter()
-                        .map(|g| 4.0 * PI * aug.qrad(t.big_l, i, j, crate::crystal::norm(g)))
-                        .collect()
-                });
-            }
-        }
-        Moved { ylm, radial }
     }
 
     /// The augmentation density per spin channel on this rank's density-sphere entries
@@ -197,7 +167,7 @@ impl AugmentationCharges {
                 }
             }
             for p in 0..pairs.terms.len() {
-                self.pair_charge(basis, (sp, p), None, &mut q);
+                self.pair_charge(basis, (sp, p), &mut q);
                 for (r_s, w_s) in rho.iter_mut().zip(&weighted) {
                     r_s.iter_mut()
                         .zip(&q)
@@ -212,50 +182,7 @@ impl AugmentationCharges {
     /// `ΔD[s][a][p]` (Ha) of the local potentials `v_g` (per spin, on this rank's sphere
     /// entries). Collective on the G-vector group.
     pub fn screening(&self, model: &Model, basis: &Basis, v_g: &[Vec<Complex64>]) -> Becsum {
-        self.integrals(model, basis, v_g, None)
-    }
-
-    /// The stress (Ha/bohr³, QE's sign) of the augmentation charges in the local potentials
-    /// `v_g` with the bands' `becsum`: `σ_ab = -(1/Ω) Σ becsum_p Re Σ_G V(G)* e^{-iG·τ}
-    /// ∂Q_p(G)/∂ε_ab`, the charges keeping their shape while the sphere's G strain (the
-    /// derivative by central differences of ±1e-5, exact to ~1e-10). Collective on the
-    /// G-vector group.
-    pub fn stress(
-        &self,
-        model: &Model,
-        basis: &Basis,
-        v_g: &[Vec<Complex64>],
-        becsum: &Becsum,
-    ) -> [[f64; 3]; 3] {
-        const H: f64 = 1e-5;
-        let mut out = [[0.0; 3]; 3];
-        for a in 0..3 {
-            for b in a..3 {
-                let mut slope = 0.0;
-                for sign in [1.0, -1.0] {
-                    // G' = (1 - e) G with e the symmetric strain of entry (a, b).
-                    let gs: Vec<[f64; 3]> = basis
-                        .rho_g
-                        .iter()
-                        .map(|g| {
-                            let mut s = *g;
-                            let h = if a == b { H } else { H / 2.0 };
-                            s[a] -= sign * h * g[b];
-                            if a != b {
-                                s[b] -= sign * h * g[a];
-                            }
-                            s
-                        })
-                        .collect();
-                    let moved = self.moved(model, &gs);
-                    let values = self.integrals(model, basis, v_g, Some(&moved));
-                    slope += sign * contract(becsum, &values, 0) / (2.0 * H);
-                }
-                out[a][b] = -slope / basis.volume;
-                out[b][a] = out[a][b];
-            }
-        }
-        out
+        self.integrals(model, basis, v_g)
     }
 
     /// The forces (Ha/bohr, per atom) of the augmentation charges in the local potentials
@@ -281,7 +208,7 @@ impl AugmentationCharges {
                 })
             })
             .collect();
-        let slopes = self.integrals(model, basis, &fields, None);
+        let slopes = self.integrals(model, basis, &fields);
         let mut out = vec![[0.0; 3]; model.crystal.atoms.len()];
         for (s, per_atom) in becsum.iter().enumerate() {
             for (a, b) in per_atom.iter().enumerate() {
@@ -295,15 +222,8 @@ impl AugmentationCharges {
     }
 
     /// `Re Σ_G f(G) e^{iG·τ_a} Q_p(G)*` for every field f (on this rank's sphere entries),
-    /// atom and pair (`[field][atom][pair]`), with Q_p at the `moved` vectors if given,
-    /// summed over the G-vector group. Collective.
-    fn integrals(
-        &self,
-        model: &Model,
-        basis: &Basis,
-        v_g: &[Vec<Complex64>],
-        moved: Option<&Moved>,
-    ) -> Becsum {
+    /// atom and pair (`[field][atom][pair]`), summed over the G-vector group. Collective.
+    fn integrals(&self, model: &Model, basis: &Basis, v_g: &[Vec<Complex64>]) -> Becsum {
         let n = basis.rho_g.len();
         let mut q = vec![Complex64::new(0.0, 0.0); n];
         let natoms = model.crystal.atoms.len();
@@ -330,7 +250,7 @@ impl AugmentationCharges {
                 atoms.iter().for_each(|&a| out_s[a].clear());
             }
             for p in 0..pairs.terms.len() {
-                self.pair_charge(basis, (sp, p), moved, &mut q);
+                self.pair_charge(basis, (sp, p), &mut q);
                 for (out_s, per_atom) in out.iter_mut().zip(&shifted) {
                     for (w, &a) in per_atom.iter().zip(&atoms) {
                         out_s[a].push(w.iter().zip(&q).map(|(w, q)| (w * q.conj()).re).sum());
@@ -396,23 +316,6 @@ fn ylm_table(gs: &[[f64; 3]]) -> Vec<Vec<f64>> {
         }
     }
     ylm
-}
-
-/// `Σ_s Σ_a Σ_p becsum[s][a][p] values[field(s)][a][p]` with the fields of spin s at
-/// `stride * s` (0: one field per spin, as the potentials).
-fn contract(becsum: &Becsum, values: &Becsum, stride: usize) -> f64 {
-    let step = stride.max(1);
-    becsum
-        .iter()
-        .enumerate()
-        .map(|(s, per_atom)| {
-            per_atom
-                .iter()
-                .zip(&values[step * s])
-                .map(|(b, v)| b.iter().zip(v).map(|(b, v)| b * v).sum::<f64>())
-                .sum::<f64>()
-        })
-        .sum()
 }
 
 /// `e^{-iG·τ}` of the atom at fractional position `x` on this rank's density-sphere entries.

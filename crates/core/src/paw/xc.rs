@@ -82,7 +82,7 @@ fn every<T>(v: Vec<T>, index: usize, count: usize) -> Vec<T> {
 }
 
 /// Y_lm(u) for l ≤ lmax at index l² + m + l.
-fn harmonics(lmax: usize, u: [f64; 3]) -> Vec<f64> {
+pub(crate) fn harmonics(lmax: usize, u: [f64; 3]) -> Vec<f64> {
     let mut out = vec![0.0; (lmax + 1) * (lmax + 1)];
     let mut buf = [0.0; 13];
     for l in 0..=lmax {
@@ -94,7 +94,7 @@ fn harmonics(lmax: usize, u: [f64; 3]) -> Vec<f64> {
 
 /// The Cartesian gradient of Y_lm(x/|x|) at the unit vector u (tangent to the sphere), by
 /// the four-point central difference of step 1e-3 (error ~1e-12 for l ≤ 6).
-fn gradients(lmax: usize, u: [f64; 3]) -> Vec<[f64; 3]> {
+pub(crate) fn gradients(lmax: usize, u: [f64; 3]) -> Vec<[f64; 3]> {
     let h = 1e-3;
     let mut out = vec![[0.0; 3]; (lmax + 1) * (lmax + 1)];
     for axis in 0..3 {

@@ -1,0 +1,153 @@
+//! The stress of the augmentation charges, by the analytic strain derivative of Q_p(G).
+//!
+//! Contract: [`AugmentationCharges::stress`] gives
+//! `σ_ab = -(1/Ω) Σ_s Σ_a Σ_p becsum_p Re Σ_G V_s(G) e^{iG·τ_a} ∂Q_p(G)*/∂ε_ab`, the charges
+//! keeping their shape while the sphere's G strain, `G' = (1 − ε) G`, so that
+//! `∂Q/∂ε_ab = −(∂_a Q G_b + ∂_b Q G_a) / 2` with
+//! `∂_c Q = Σ_LM (−i)^L ap_LM [4π qrad_L(|G|) ∂_c Y_LM(Ĝ) + 4π qrad_L'(|G|) Y_LM(Ĝ) G_c/|G|]`
+//! (QE's `addusstress` with `dqvan2`). The harmonics' gradients are central differences of
+//! step 1e-3 on the unit sphere, the radial slopes central differences of relative step 1e-5
+//! per |G| shell. The band sums and potentials are combined per pair first, then one pass over
+//! this rank's sphere entries (dealt over the threads in fixed chunks) gives all six
+//! components; summed over the G-vector group (collective).
+
+use super::{minus_i_pow, AugmentationCharges, Becsum, SpeciesPairs};
+use crate::basis::Basis;
+use crate::model::Model;
+use crate::terms::nonlocal::AtomPhase;
+use num_complex::Complex64;
+use rayon::prelude::*;
+use std::f64::consts::PI;
+
+/// The six strain components (a ≤ b).
+const STRAIN: [(usize, usize); 6] = [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)];
+/// Sphere entries per parallel task (fixed: the same sums whatever the threads).
+const CHUNK: usize = 2048;
+/// Relative step of the radial slopes.
+const RADIAL_STEP: f64 = 1e-5;
+
+impl AugmentationCharges {
+    /// The stress (Ha/bohr³, QE's sign) of the augmentation charges in the local potentials
+    /// `v_g` (per spin, on this rank's sphere entries) with the bands' `becsum` (module doc).
+    /// Collective on the G-vector group.
+    pub fn stress(
+        &self,
+        model: &Model,
+        basis: &Basis,
+        v_g: &[Vec<Complex64>],
+        becsum: &Becsum,
+    ) -> [[f64; 3]; 3] {
+        let mut sums = [0.0; 6];
+        for (sp, pairs) in self.species.iter().enumerate() {
+            let Some(pairs) = pairs else { continue };
+            let part = species_strain(model, basis, (sp, pairs), v_g, becsum);
+            sums.iter_mut().zip(part).for_each(|(s, p)| *s += p);
+        }
+        basis.sum_over_rho(&mut sums);
+        let mut out = [[0.0; 3]; 3];
+        for (&(a, b), s) in STRAIN.iter().zip(sums) {
+            out[a][b] = -s / basis.volume;
+            out[b][a] = out[a][b];
+        }
+        out
+    }
+}
+
+/// `Σ_p Re Σ_G W_p(G) ∂Q_p(G)*/∂ε` of species `sp` on this rank's entries, with
+/// `W_p = Σ_s Σ_a becsum[s][a][p] V_s(G) e^{iG·τ_a}` over the species' atoms.
+fn species_strain(
+    model: &Model,
+    basis: &Basis,
+    (sp, pairs): (usize, &SpeciesPairs),
+    v_g: &[Vec<Complex64>],
+    becsum: &Becsum,
+) -> [f64; 6] {
+    let aug = model.species[sp].pseudo.augmentation().expect("ultrasoft");
+    let atoms: Vec<usize> = (0..model.crystal.atoms.len())
+        .filter(|&a| model.crystal.atoms[a].species == sp)
+        .collect();
+    let phases: Vec<AtomPhase> = (atoms.iter())
+        .map(|&a| AtomPhase::new(model.crystal.atoms[a].frac, [0.0; 3], &basis.rho_millers))
+        .collect();
+    let lmax = (pairs.terms.iter().flatten())
+        .map(|t| t.big_l)
+        .max()
+        .unwrap_or(0);
+    // d(4π qrad_L)/dq per term and |G| shell.
+    let slopes: Vec<Vec<Vec<f64>>> = (pairs.terms.iter())
+        .map(|terms| {
+            (terms.iter())
+                .map(|t| {
+                    let (i, j) = t.betas;
+                    let f = |q: f64| 4.0 * PI * aug.qrad(t.big_l, i, j, q);
+                    (basis.rho_shell_norm.iter())
+                        .map(|&q| {
+                            let h = RADIAL_STEP * q;
+                            if h > 0.0 {
+                                (f(q + h) - f(q - h)) / (2.0 * h)
+                            } else {
+                                0.0
+                            }
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+    let chunk = |start: usize| {
+        let end = (start + CHUNK).min(basis.rho_g.len());
+        let mut acc = [0.0; 6];
+        let mut w = vec![Complex64::new(0.0, 0.0); pairs.terms.len()];
+        for g in start..end {
+            let gv = basis.rho_g[g];
+            let q = crate::crystal::norm(&gv);
+            if q < 1e-10 {
+                continue;
+            }
+            // W_p(G), every pair at once.
+            w.fill(Complex64::new(0.0, 0.0));
+            for (s, v) in v_g.iter().enumerate() {
+                for (&a, phase) in atoms.iter().zip(&phases) {
+                    let shifted = v[g] * phase.of(&basis.rho_millers[g]).conj();
+                    for (w, b) in w.iter_mut().zip(&becsum[s][a]) {
+                        *w += shifted * b;
+                    }
+                }
+            }
+            let u = [gv[0] / q, gv[1] / q, gv[2] / q];
+            let (ylm, grad) = (
+                crate::paw::xc::harmonics(lmax, u),
+                crate::paw::xc::gradients(lmax, u),
+            );
+            let shell = basis.rho_shell[g];
+            for ((terms, slopes), w) in pairs.terms.iter().zip(&slopes).zip(&w) {
+                for (t, slope) in terms.iter().zip(slopes) {
+                    let (mut y, mut gy) = (0.0, [0.0; 3]);
+                    for &(lm, ap) in &t.harmonics {
+                        y += ap * ylm[lm];
+                        (0..3).for_each(|c| gy[c] += ap * grad[lm][c]);
+                    }
+                    let (r, dr) = (t.radial[shell], slope[shell]);
+                    // Re(W conj((-i)^L d)) for real d.
+                    let wp = (w * minus_i_pow(t.big_l).conj()).re;
+                    for (acc, &(a, b)) in acc.iter_mut().zip(&STRAIN) {
+                        let angular = r / q * 0.5 * (gy[a] * gv[b] + gy[b] * gv[a]);
+                        let radial = y * dr * gv[a] * gv[b] / q;
+                        *acc -= wp * (angular + radial);
+                    }
+                }
+            }
+        }
+        acc
+    };
+    let parts: Vec<[f64; 6]> = (0..basis.rho_g.len())
+        .into_par_iter()
+        .step_by(CHUNK)
+        .map(chunk)
+        .collect();
+    let mut out = [0.0; 6];
+    for p in parts {
+        out.iter_mut().zip(p).for_each(|(o, x)| *o += x);
+    }
+    out
+}
