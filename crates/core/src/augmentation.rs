@@ -25,7 +25,11 @@ use crate::model::Model;
 use crate::terms::nonlocal::KProjectors;
 use num_complex::Complex64;
 use planewave_linalg::Mat;
+use rayon::prelude::*;
 use std::f64::consts::PI;
+
+/// Density-sphere entries per parallel task of the loops over the sphere.
+const CHUNK: usize = 4096;
 
 mod stress;
 
@@ -133,15 +137,18 @@ impl AugmentationCharges {
         let sp = self.species[species]
             .as_ref()
             .expect("an ultrasoft species");
-        for t in &sp.terms[p] {
-            let phase = minus_i_pow(t.big_l);
-            for (g, o) in out.iter_mut().enumerate() {
-                let angular: f64 = (t.harmonics.iter())
-                    .map(|&(lm, ap)| ap * self.ylm[lm][g])
-                    .sum();
-                *o += phase * (t.radial[basis.rho_shell[g]] * angular);
+        (out.par_chunks_mut(CHUNK).enumerate()).for_each(|(c, out)| {
+            for t in &sp.terms[p] {
+                let phase = minus_i_pow(t.big_l);
+                for (i, o) in out.iter_mut().enumerate() {
+                    let g = c * CHUNK + i;
+                    let angular: f64 = (t.harmonics.iter())
+                        .map(|&(lm, ap)| ap * self.ylm[lm][g])
+                        .sum();
+                    *o += phase * (t.radial[basis.rho_shell[g]] * angular);
+                }
             }
-        }
+        });
     }
 
     /// The augmentation density per spin channel on this rank's density-sphere entries
@@ -162,16 +169,14 @@ impl AugmentationCharges {
                 let phase = structure_phases(basis, atom.frac);
                 for (w_s, b_s) in weighted.iter_mut().zip(becsum) {
                     for (w, b) in w_s.iter_mut().zip(&b_s[a]) {
-                        w.iter_mut().zip(&phase).for_each(|(w, e)| *w += e * b);
+                        (w.par_iter_mut().zip(&phase)).for_each(|(w, e)| *w += e * b);
                     }
                 }
             }
             for p in 0..pairs.terms.len() {
                 self.pair_charge(basis, (sp, p), &mut q);
                 for (r_s, w_s) in rho.iter_mut().zip(&weighted) {
-                    r_s.iter_mut()
-                        .zip(&q)
-                        .zip(&w_s[p])
+                    (r_s.par_iter_mut().zip(&q).zip(&w_s[p]))
                         .for_each(|((r, q), w)| *r += q * w / basis.volume);
                 }
             }
@@ -241,7 +246,9 @@ impl AugmentationCharges {
                         .iter()
                         .map(|&a| {
                             let phase = structure_phases(basis, model.crystal.atoms[a].frac);
-                            v.iter().zip(&phase).map(|(v, e)| v * e.conj()).collect()
+                            (v.par_iter().zip(&phase))
+                                .map(|(v, e)| v * e.conj())
+                                .collect()
                         })
                         .collect()
                 })
@@ -253,7 +260,7 @@ impl AugmentationCharges {
                 self.pair_charge(basis, (sp, p), &mut q);
                 for (out_s, per_atom) in out.iter_mut().zip(&shifted) {
                     for (w, &a) in per_atom.iter().zip(&atoms) {
-                        out_s[a].push(w.iter().zip(&q).map(|(w, q)| (w * q.conj()).re).sum());
+                        out_s[a].push(real_dot(w, &q));
                     }
                 }
             }
@@ -318,10 +325,19 @@ fn ylm_table(gs: &[[f64; 3]]) -> Vec<Vec<f64>> {
     ylm
 }
 
+/// `Re Σ_g w(g) q(g)*`, dealt over the threads in fixed chunks summed in order (the same sum
+/// whatever the threads).
+fn real_dot(w: &[Complex64], q: &[Complex64]) -> f64 {
+    let parts: Vec<f64> = (w.par_chunks(CHUNK).zip(q.par_chunks(CHUNK)))
+        .map(|(w, q)| w.iter().zip(q).map(|(w, q)| (w * q.conj()).re).sum())
+        .collect();
+    parts.iter().sum()
+}
+
 /// `e^{-iG·τ}` of the atom at fractional position `x` on this rank's density-sphere entries.
 fn structure_phases(basis: &Basis, x: [f64; 3]) -> Vec<Complex64> {
     let f = crate::terms::nonlocal::AtomPhase::new(x, [0.0; 3], &basis.rho_millers);
-    basis.rho_millers.iter().map(|m| f.of(m)).collect()
+    basis.rho_millers.par_iter().map(|m| f.of(m)).collect()
 }
 
 /// (-i)^l.
