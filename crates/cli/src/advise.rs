@@ -134,13 +134,16 @@ pub struct Machine<'m> {
 /// For the ranks `first + i · stride` (i < `size`) of one group, on nodes of `per_node`
 /// consecutive ranks: the most other members one member has on its own node and on others.
 fn partners(first: usize, size: usize, stride: usize, per_node: usize) -> (usize, usize) {
-    let node = |i: usize| (first + i * stride) / per_node;
-    (0..size)
-        .map(|i| {
-            let local = (0..size).filter(|&j| node(j) == node(i)).count() - 1;
-            (local, size - 1 - local)
-        })
-        .fold((0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)))
+    let mut on_node = std::collections::HashMap::new();
+    for i in 0..size {
+        *on_node
+            .entry((first + i * stride) / per_node)
+            .or_insert(0usize) += 1;
+    }
+    let most = on_node.values().copied().max().unwrap_or(1);
+    let fewest = on_node.values().copied().min().unwrap_or(1);
+    // The most company on one's own node, and the most members elsewhere.
+    (most - 1, size - fewest)
 }
 
 /// The most other members on the same node and on other nodes that any rank has in its G-vector
@@ -442,4 +445,26 @@ fn why(best: &Candidate, cands: &[Candidate], blocks: usize) -> String {
         );
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partners_count_members_on_the_same_node_and_elsewhere() {
+        // Nodes of 16 ranks.
+        assert_eq!(partners(0, 16, 1, 16), (15, 0), "a group filling one node");
+        assert_eq!(partners(0, 64, 1, 16), (15, 48), "a group over four nodes");
+        assert_eq!(
+            partners(8, 16, 1, 16),
+            (7, 8),
+            "a group straddling two nodes"
+        );
+        assert_eq!(partners(0, 4, 16, 16), (0, 3), "one member per node");
+        // 64 ranks as 4 band groups of 16 G ranks: G groups inside nodes, band rings across.
+        assert_eq!(placement(64, (1, 4, 16), 16), [(15, 0), (0, 3), (0, 0)]);
+        // 2 k-point groups of 32 G ranks on nodes of 16.
+        assert_eq!(placement(64, (2, 1, 32), 16), [(15, 16), (0, 0), (0, 1)]);
+    }
 }
