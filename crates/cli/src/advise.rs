@@ -28,9 +28,10 @@
 //! group as the run lays them out) the messages to ranks on other nodes pay the inter-node
 //! link's latency, and their bytes (`16 N / g²` per pair and transpose) pass through the node's
 //! network card, which the node's ranks share. Likewise the k-point sums between nodes
-//! (`α log2(nodes)` and twice the grid's bytes) and the band groups' ring passes
+//! (`α ⌈log2(min(nodes, kg))⌉` and twice the grid's bytes) and the band groups' ring passes
 //! ([`PRODUCTS_PER_BAND_SWEEP`] per block and iteration, each bringing every other band group's
-//! block of `npw / g` rows).
+//! block of `npw / g` rows; every rank is charged as many remote passes as its ring has members
+//! on other nodes, an approximation of the systolic ring, whose crossings sit at node edges).
 //!
 //! Calibration (2-core AMD EPYC, AVX2, idle): the mean SCF iteration (`t_iter` of the report)
 //! of si2_lda_gth, al1_lda_gth, si8_lda_gth_displaced and h1_lsda_gth_box at 1 rank × 1 thread

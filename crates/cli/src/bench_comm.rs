@@ -3,8 +3,8 @@
 //!
 //! Contract: under mpirun (an MPI build) every rank of the MPI world takes part; otherwise
 //! `--ranks` in-process ranks on emulated nodes of `--ranks-per-node`. Rank 0 prints the
-//! strategies' table, the fitted links ([`planewave_comm::links`]) and writes the
-//! [`Calibration`] JSON. A file that cannot be written is one error, exit 2.
+//! strategies' table (without `--save`), the fitted links ([`planewave_comm::links`]) and with
+//! `--save` writes the [`Calibration`] JSON. A file that cannot be written is one error, exit 2.
 
 use crate::comm_model::{Calibration, CommModel};
 use crate::{fail, launch};
@@ -29,19 +29,29 @@ pub fn run(ranks: usize, ranks_per_node: usize, save: Option<&Path>) -> ExitCode
     codes.into_iter().next().unwrap_or(ExitCode::SUCCESS)
 }
 
-/// The collective part: time, fit, and report on rank 0.
+/// The collective part: time (the strategies' table only without `save`: it moves up to
+/// 16 MiB per rank pair), fit, and report on rank 0.
 fn on_world(world: &Arc<dyn Communicator>, save: Option<&Path>) -> ExitCode {
-    let table = run_comm_bench(world.clone(), &DEFAULT_SIZES);
+    let table = save
+        .is_none()
+        .then(|| run_comm_bench(world.clone(), &DEFAULT_SIZES));
     let links = measure_links(world);
     if world.rank() != 0 {
         return ExitCode::SUCCESS;
     }
-    outln!("all-to-all-v strategies (time per call, ratio to native)");
-    outln!("{table}");
+    if let Some(table) = table {
+        outln!("all-to-all-v strategies (time per call, ratio to native)");
+        outln!("{table}");
+    }
     outln!("{}", describe(&links));
     let Some(path) = save else {
         return ExitCode::SUCCESS;
     };
+    if links.backend != "mpi" {
+        outln!(
+            "  (in-process ranks, not your MPI library: calibrate with the MPI build under mpirun for advise)"
+        );
+    }
     let text = serde_json::to_string_pretty(&Calibration::from(&links))
         .expect("a calibration is plain numbers and strings");
     match std::fs::write(path, text + "\n") {
@@ -73,7 +83,7 @@ fn describe(links: &Links) -> String {
         None => format!("  {name}: not measured ({why})"),
     };
     format!(
-        "links ({} {} rank(s) over {} node(s); t = (p - 1)(latency + bytes / bandwidth) fitted to native all-to-all-v):\n{}\n{}\n  built in: {}",
+        "links ({} {} rank(s) over {} node(s); t = (p - 1)(latency + bytes / bandwidth) fitted to native all-to-all-v):\n{}\n{}\n  built in (advise without --comm-model): {}",
         links.ranks,
         links.backend,
         links.nodes,

@@ -8,7 +8,9 @@
 //! - `planewave bench comm --save FILE` measures the machine's links
 //!   ([`planewave_comm::links::measure_links`]) and writes them as a [`Calibration`] (JSON,
 //!   [`SCHEMA`]); [`CommModel::load`] reads it back, and each link it measured replaces the
-//!   built-in one. A file that cannot be read or parsed is one error naming the file.
+//!   built-in one: the intra-node latency too, so a calibration re-ranks one-node layouts by
+//!   the measured latency (advise uses no intra-node bandwidth: those bytes are in its G-vector
+//!   efficiency). A file that cannot be read or parsed is one error naming the file.
 
 use planewave_comm::links::{Link, Links};
 use serde::{Deserialize, Serialize};
@@ -165,19 +167,14 @@ impl CommModel {
         Ok(m)
     }
 
-    /// One line per link, for the report.
+    /// The links as advise uses them, for the report: the intra-node latency (the bytes inside
+    /// a node are in advise's G-vector efficiency), and the inter-node latency and bandwidth.
     pub fn describe(&self) -> String {
-        let line = |name: &str, l: &Link| {
-            format!(
-                "{name} {:.2} us per message, {:.2} GB/s",
-                l.latency_s * 1e6,
-                1e-9 / l.seconds_per_byte.max(f64::MIN_POSITIVE)
-            )
-        };
         format!(
-            "{}; {}",
-            line("intra-node", &self.intra),
-            line("inter-node", &self.inter)
+            "intra-node {:.2} us per message; inter-node {:.2} us per message, {:.2} GB/s per node",
+            self.intra.latency_s * 1e6,
+            self.inter.latency_s * 1e6,
+            1e-9 / self.inter.seconds_per_byte.max(f64::MIN_POSITIVE)
         )
     }
 }

@@ -105,7 +105,8 @@ pub fn measure_links(world: &Arc<dyn Communicator>) -> Links {
     let mut counts = [u64::from(first)];
     crate::CommExt::allreduce_sum(&**world, &mut counts, CommClass::Other);
     let nodes = counts[0] as usize;
-    // Every node measures at once; the slowest node's fit is everyone's.
+    // Every node measures at once; the largest latency and the largest seconds per byte
+    // over the nodes (possibly of two nodes) are everyone's.
     let mut intra = measure(&node).map_or([0.0; 3], |l| [1.0, l.latency_s, l.seconds_per_byte]);
     world.allreduce_max_f64(&mut intra, CommClass::Other);
     let leaders = world.split(first.then_some(0), world.rank() as i64);
@@ -156,8 +157,10 @@ mod tests {
         assert_eq!((l.ranks, l.nodes, l.backend.as_str()), (4, 2, "threads"));
         for link in [l.intra, l.inter] {
             let link = link.expect("two ranks per node and two nodes");
-            assert!(link.latency_s >= 0.0 && link.seconds_per_byte >= 0.0);
-            assert!(link.seconds(1.0, 1e6) > 0.0, "{link:?}");
+            assert!(
+                link.seconds_per_byte > 0.0,
+                "a MiB per pair takes time: {link:?}"
+            );
         }
         let one_node = crate::Threads::builder(2).run(|c| measure_links(&c.into_arc()));
         assert_eq!(one_node[0].nodes, 1);

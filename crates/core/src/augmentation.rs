@@ -41,13 +41,14 @@ pub fn flat_becsum(b: &Becsum) -> Vec<f64> {
     b.iter().flatten().flatten().copied().collect()
 }
 
-/// Overwrite `b` with `flat`, in the order of [`flat_becsum`] (values past its end read 0).
+/// Overwrite `b` with `flat`, in the order of [`flat_becsum`] (as many values as `b` holds).
 pub fn refill_becsum(b: &mut Becsum, flat: &[f64]) {
     let mut it = flat.iter().copied();
     b.iter_mut()
         .flatten()
         .flatten()
-        .for_each(|v| *v = it.next().unwrap_or(0.0));
+        .for_each(|v| *v = it.next().expect("as many values as band sums"));
+    assert!(it.next().is_none(), "as many band sums as values");
 }
 
 /// Zeros in the layout of `like`.

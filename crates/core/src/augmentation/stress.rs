@@ -13,6 +13,7 @@
 
 use super::{minus_i_pow, AugmentationCharges, Becsum, SpeciesPairs};
 use crate::basis::Basis;
+use crate::clebsch_gordan::{gradients, harmonics};
 use crate::model::Model;
 use crate::terms::nonlocal::AtomPhase;
 use num_complex::Complex64;
@@ -62,19 +63,60 @@ fn species_strain(
     v_g: &[Vec<Complex64>],
     becsum: &Becsum,
 ) -> [f64; 6] {
-    let aug = model.species[sp].pseudo.augmentation().expect("ultrasoft");
     let atoms: Vec<usize> = (0..model.crystal.atoms.len())
         .filter(|&a| model.crystal.atoms[a].species == sp)
         .collect();
-    let phases: Vec<AtomPhase> = (atoms.iter())
-        .map(|&a| AtomPhase::new(model.crystal.atoms[a].frac, [0.0; 3], &basis.rho_millers))
-        .collect();
+    let weights = Weights {
+        phases: (atoms.iter())
+            .map(|&a| AtomPhase::new(model.crystal.atoms[a].frac, [0.0; 3], &basis.rho_millers))
+            .collect(),
+        atoms,
+        v_g,
+        becsum,
+    };
     let lmax = (pairs.terms.iter().flatten())
         .map(|t| t.big_l)
         .max()
         .unwrap_or(0);
-    // d(4π qrad_L)/dq per term and |G| shell.
-    let slopes: Vec<Vec<Vec<f64>>> = (pairs.terms.iter())
+    let slopes = radial_slopes(model, basis, (sp, pairs));
+    let chunk = |start: usize| {
+        let mut acc = [0.0; 6];
+        let mut w = vec![Complex64::new(0.0, 0.0); pairs.terms.len()];
+        for g in start..(start + CHUNK).min(basis.rho_g.len()) {
+            let q = crate::crystal::norm(&basis.rho_g[g]);
+            if q >= 1e-10 {
+                weights.at(basis, g, &mut w);
+                let at = Entry {
+                    g: basis.rho_g[g],
+                    q,
+                    shell: basis.rho_shell[g],
+                    lmax,
+                };
+                at.add(pairs, &slopes, &w, &mut acc);
+            }
+        }
+        acc
+    };
+    let parts: Vec<[f64; 6]> = (0..basis.rho_g.len())
+        .into_par_iter()
+        .step_by(CHUNK)
+        .map(chunk)
+        .collect();
+    let mut out = [0.0; 6];
+    for p in parts {
+        out.iter_mut().zip(p).for_each(|(o, x)| *o += x);
+    }
+    out
+}
+
+/// `d(4π qrad_L)/dq` per term of every pair of species `sp` and per |G| shell.
+fn radial_slopes(
+    model: &Model,
+    basis: &Basis,
+    (sp, pairs): (usize, &SpeciesPairs),
+) -> Vec<Vec<Vec<f64>>> {
+    let aug = model.species[sp].pseudo.augmentation().expect("ultrasoft");
+    (pairs.terms.iter())
         .map(|terms| {
             (terms.iter())
                 .map(|t| {
@@ -93,61 +135,68 @@ fn species_strain(
                 })
                 .collect()
         })
-        .collect();
-    let chunk = |start: usize| {
-        let end = (start + CHUNK).min(basis.rho_g.len());
-        let mut acc = [0.0; 6];
-        let mut w = vec![Complex64::new(0.0, 0.0); pairs.terms.len()];
-        for g in start..end {
-            let gv = basis.rho_g[g];
-            let q = crate::crystal::norm(&gv);
-            if q < 1e-10 {
-                continue;
-            }
-            // W_p(G), every pair at once.
-            w.fill(Complex64::new(0.0, 0.0));
-            for (s, v) in v_g.iter().enumerate() {
-                for (&a, phase) in atoms.iter().zip(&phases) {
-                    let shifted = v[g] * phase.of(&basis.rho_millers[g]).conj();
-                    for (w, b) in w.iter_mut().zip(&becsum[s][a]) {
-                        *w += shifted * b;
-                    }
-                }
-            }
-            let u = [gv[0] / q, gv[1] / q, gv[2] / q];
-            let (ylm, grad) = (
-                crate::paw::xc::harmonics(lmax, u),
-                crate::paw::xc::gradients(lmax, u),
-            );
-            let shell = basis.rho_shell[g];
-            for ((terms, slopes), w) in pairs.terms.iter().zip(&slopes).zip(&w) {
-                for (t, slope) in terms.iter().zip(slopes) {
-                    let (mut y, mut gy) = (0.0, [0.0; 3]);
-                    for &(lm, ap) in &t.harmonics {
-                        y += ap * ylm[lm];
-                        (0..3).for_each(|c| gy[c] += ap * grad[lm][c]);
-                    }
-                    let (r, dr) = (t.radial[shell], slope[shell]);
-                    // Re(W conj((-i)^L d)) for real d.
-                    let wp = (w * minus_i_pow(t.big_l).conj()).re;
-                    for (acc, &(a, b)) in acc.iter_mut().zip(&STRAIN) {
-                        let angular = r / q * 0.5 * (gy[a] * gv[b] + gy[b] * gv[a]);
-                        let radial = y * dr * gv[a] * gv[b] / q;
-                        *acc -= wp * (angular + radial);
-                    }
+        .collect()
+}
+
+/// The band sums and potentials of one species' atoms, combined per pair at an entry.
+struct Weights<'a> {
+    atoms: Vec<usize>,
+    phases: Vec<AtomPhase>,
+    v_g: &'a [Vec<Complex64>],
+    becsum: &'a Becsum,
+}
+
+impl Weights<'_> {
+    /// `W_p` (module doc) of every pair at entry `g`, into `w`.
+    fn at(&self, basis: &Basis, g: usize, w: &mut [Complex64]) {
+        w.fill(Complex64::new(0.0, 0.0));
+        for (s, v) in self.v_g.iter().enumerate() {
+            for (&a, phase) in self.atoms.iter().zip(&self.phases) {
+                let shifted = v[g] * phase.of(&basis.rho_millers[g]).conj();
+                for (w, b) in w.iter_mut().zip(&self.becsum[s][a]) {
+                    *w += shifted * b;
                 }
             }
         }
-        acc
-    };
-    let parts: Vec<[f64; 6]> = (0..basis.rho_g.len())
-        .into_par_iter()
-        .step_by(CHUNK)
-        .map(chunk)
-        .collect();
-    let mut out = [0.0; 6];
-    for p in parts {
-        out.iter_mut().zip(p).for_each(|(o, x)| *o += x);
     }
-    out
+}
+
+/// One sphere entry: G, |G| (> 0), its shell, and the highest L of the species' terms.
+struct Entry {
+    g: [f64; 3],
+    q: f64,
+    shell: usize,
+    lmax: usize,
+}
+
+impl Entry {
+    /// `acc[ab] += Re(W_p conj(∂Q_p/∂ε_ab))` for every pair p of `pairs` (module doc).
+    fn add(
+        &self,
+        pairs: &SpeciesPairs,
+        slopes: &[Vec<Vec<f64>>],
+        w: &[Complex64],
+        acc: &mut [f64; 6],
+    ) {
+        let (gv, q) = (self.g, self.q);
+        let u = [gv[0] / q, gv[1] / q, gv[2] / q];
+        let (ylm, grad) = (harmonics(self.lmax, u), gradients(self.lmax, u));
+        for ((terms, slopes), w) in pairs.terms.iter().zip(slopes).zip(w) {
+            for (t, slope) in terms.iter().zip(slopes) {
+                let (mut y, mut gy) = (0.0, [0.0; 3]);
+                for &(lm, ap) in &t.harmonics {
+                    y += ap * ylm[lm];
+                    (0..3).for_each(|c| gy[c] += ap * grad[lm][c]);
+                }
+                let (r, dr) = (t.radial[self.shell], slope[self.shell]);
+                // Re(W conj((-i)^L d)) for the real d below.
+                let wp = (w * minus_i_pow(t.big_l).conj()).re;
+                for (acc, &(a, b)) in acc.iter_mut().zip(&STRAIN) {
+                    let angular = r / q * 0.5 * (gy[a] * gv[b] + gy[b] * gv[a]);
+                    let radial = y * dr * gv[a] * gv[b] / q;
+                    *acc -= wp * (angular + radial);
+                }
+            }
+        }
+    }
 }

@@ -21,7 +21,7 @@
 
 mod hartree;
 pub mod symmetrize;
-pub(crate) mod xc;
+mod xc;
 
 use crate::augmentation::pairs;
 use crate::clebsch_gordan::{product_ls, YlmProducts};

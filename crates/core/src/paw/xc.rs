@@ -11,7 +11,7 @@
 //! (three points on the non-uniform mesh); the angular one comes from the harmonics' own
 //! gradients.
 
-use crate::clebsch_gordan::real_ylm_upto6;
+use crate::clebsch_gordan::{gradients, harmonics};
 use crate::xc::{self, Functional};
 
 /// Directions and weights of an angular quadrature, with the harmonics and their gradients
@@ -79,36 +79,6 @@ fn every<T>(v: Vec<T>, index: usize, count: usize) -> Vec<T> {
         .filter(|(x, _)| x % count == index)
         .map(|(_, v)| v)
         .collect()
-}
-
-/// Y_lm(u) for l ≤ lmax at index l² + m + l.
-pub(crate) fn harmonics(lmax: usize, u: [f64; 3]) -> Vec<f64> {
-    let mut out = vec![0.0; (lmax + 1) * (lmax + 1)];
-    let mut buf = [0.0; 13];
-    for l in 0..=lmax {
-        real_ylm_upto6(l, u, &mut buf);
-        out[l * l..(l + 1) * (l + 1)].copy_from_slice(&buf[..2 * l + 1]);
-    }
-    out
-}
-
-/// The Cartesian gradient of Y_lm(x/|x|) at the unit vector u (tangent to the sphere), by
-/// the four-point central difference of step 1e-3 (error ~1e-12 for l ≤ 6).
-pub(crate) fn gradients(lmax: usize, u: [f64; 3]) -> Vec<[f64; 3]> {
-    let h = 1e-3;
-    let mut out = vec![[0.0; 3]; (lmax + 1) * (lmax + 1)];
-    for axis in 0..3 {
-        let at = |t: f64| {
-            let mut v = u;
-            v[axis] += t;
-            harmonics(lmax, v)
-        };
-        let (p1, m1, p2, m2) = (at(h), at(-h), at(2.0 * h), at(-2.0 * h));
-        for (lm, g) in out.iter_mut().enumerate() {
-            g[axis] = (8.0 * (p1[lm] - m1[lm]) - (p2[lm] - m2[lm])) / (12.0 * h);
-        }
-    }
-    out
 }
 
 /// The radial derivative as a stencil on the mesh, `(dg/dr)(k) = Σ_j c_j g(j)`: QE's
