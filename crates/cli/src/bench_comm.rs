@@ -75,11 +75,7 @@ fn on_world(world: &Arc<dyn Communicator>, save: Option<&Path>) -> ExitCode {
 /// The fitted links, one line each, and what stays built in.
 fn describe(links: &Links) -> String {
     let line = |name: &str, l: Option<Link>, why: &str| match l {
-        Some(l) => format!(
-            "  {name}: {:.2} us per message, {:.2} GB/s",
-            l.latency_s * 1e6,
-            1e-9 / l.seconds_per_byte.max(f64::MIN_POSITIVE)
-        ),
+        Some(l) => format!("  {name}: {l}"),
         None => format!("  {name}: not measured ({why})"),
     };
     format!(

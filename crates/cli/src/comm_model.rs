@@ -171,10 +171,9 @@ impl CommModel {
     /// a node are in advise's G-vector efficiency), and the inter-node latency and bandwidth.
     pub fn describe(&self) -> String {
         format!(
-            "intra-node {:.2} us per message; inter-node {:.2} us per message, {:.2} GB/s per node",
+            "intra-node {:.2} us per message; inter-node {} per node",
             self.intra.latency_s * 1e6,
-            self.inter.latency_s * 1e6,
-            1e-9 / self.inter.seconds_per_byte.max(f64::MIN_POSITIVE)
+            self.inter
         )
     }
 }

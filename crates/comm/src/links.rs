@@ -37,6 +37,18 @@ impl Link {
     }
 }
 
+impl std::fmt::Display for Link {
+    /// "1.67 us per message, 10.00 GB/s".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:.2} us per message, {:.2} GB/s",
+            self.latency_s * 1e6,
+            1e-9 / self.seconds_per_byte.max(f64::MIN_POSITIVE)
+        )
+    }
+}
+
 /// What [`measure_links`] found.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Links {

@@ -22,14 +22,12 @@ use crate::bands::BandScalar;
 use crate::basis::Basis;
 use crate::clebsch_gordan::{product_ls, real_ylm_upto6, YlmProducts, LMAX_PRODUCT};
 use crate::model::Model;
+use crate::ordered_sum::{ordered_sum, SPHERE_CHUNK as CHUNK};
 use crate::terms::nonlocal::KProjectors;
 use num_complex::Complex64;
 use planewave_linalg::Mat;
 use rayon::prelude::*;
 use std::f64::consts::PI;
-
-/// Density-sphere entries per parallel task of the loops over the sphere.
-const CHUNK: usize = 4096;
 
 mod stress;
 
@@ -239,15 +237,15 @@ impl AugmentationCharges {
             let atoms: Vec<usize> = (0..natoms)
                 .filter(|&a| model.crystal.atoms[a].species == sp)
                 .collect();
-            // V(G) e^{iG·τ_a} per spin and atom of the species.
-            let shifted: Vec<Vec<Vec<Complex64>>> = v_g
-                .iter()
+            // V(G) e^{iG·τ_a} per field and atom of the species, each atom's phases formed once.
+            let phases: Vec<Vec<Complex64>> = (atoms.iter())
+                .map(|&a| structure_phases(basis, model.crystal.atoms[a].frac))
+                .collect();
+            let shifted: Vec<Vec<Vec<Complex64>>> = (v_g.iter())
                 .map(|v| {
-                    atoms
-                        .iter()
-                        .map(|&a| {
-                            let phase = structure_phases(basis, model.crystal.atoms[a].frac);
-                            (v.par_iter().zip(&phase))
+                    (phases.iter())
+                        .map(|phase| {
+                            (v.par_iter().zip(phase))
                                 .map(|(v, e)| v * e.conj())
                                 .collect()
                         })
@@ -329,10 +327,12 @@ fn ylm_table(gs: &[[f64; 3]]) -> Vec<Vec<f64>> {
 /// `Re Σ_g w(g) q(g)*`, dealt over the threads in fixed chunks summed in order (the same sum
 /// whatever the threads).
 fn real_dot(w: &[Complex64], q: &[Complex64]) -> f64 {
-    let parts: Vec<f64> = (w.par_chunks(CHUNK).zip(q.par_chunks(CHUNK)))
-        .map(|(w, q)| w.iter().zip(q).map(|(w, q)| (w * q.conj()).re).sum())
-        .collect();
-    parts.iter().sum()
+    let part = |r: std::ops::Range<usize>| {
+        (w[r.clone()].iter().zip(&q[r]))
+            .map(|(w, q)| (w * q.conj()).re)
+            .sum()
+    };
+    ordered_sum(w.len(), 0.0, part, |a, b| a + b)
 }
 
 /// `e^{-iG·τ}` of the atom at fractional position `x` on this rank's density-sphere entries.

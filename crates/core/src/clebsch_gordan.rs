@@ -121,22 +121,23 @@ fn legendre_and_derivative(n: usize, x: f64) -> (f64, f64) {
     (p1, d)
 }
 
-/// Y_lm(u) for l ≤ lmax at index l² + m + l.
-pub fn harmonics(lmax: usize, u: [f64; 3]) -> Vec<f64> {
-    let mut out = vec![0.0; (lmax + 1) * (lmax + 1)];
-    let mut buf = [0.0; 13];
+/// Number of harmonics up to l = [`LMAX_PRODUCT`].
+pub const NLM_PRODUCT: usize = (LMAX_PRODUCT + 1) * (LMAX_PRODUCT + 1);
+
+/// Y_lm(u) for l ≤ lmax at index l² + m + l (zero above), on the stack.
+pub fn harmonics(lmax: usize, u: [f64; 3]) -> [f64; NLM_PRODUCT] {
+    let mut out = [0.0; NLM_PRODUCT];
     for l in 0..=lmax {
-        real_ylm_upto6(l, u, &mut buf);
-        out[l * l..(l + 1) * (l + 1)].copy_from_slice(&buf[..2 * l + 1]);
+        real_ylm_upto6(l, u, &mut out[l * l..(l + 1) * (l + 1)]);
     }
     out
 }
 
 /// The Cartesian gradient of Y_lm(x/|x|) at the unit vector u (tangent to the sphere), by
-/// the four-point central difference of step 1e-3 (error ~1e-12 for l ≤ 6).
-pub fn gradients(lmax: usize, u: [f64; 3]) -> Vec<[f64; 3]> {
+/// the four-point central difference of step 1e-3 (error ~1e-12 for l ≤ 6); zero above lmax.
+pub fn gradients(lmax: usize, u: [f64; 3]) -> [[f64; 3]; NLM_PRODUCT] {
     let h = 1e-3;
-    let mut out = vec![[0.0; 3]; (lmax + 1) * (lmax + 1)];
+    let mut out = [[0.0; 3]; NLM_PRODUCT];
     for axis in 0..3 {
         let at = |t: f64| {
             let mut v = u;
@@ -144,7 +145,7 @@ pub fn gradients(lmax: usize, u: [f64; 3]) -> Vec<[f64; 3]> {
             harmonics(lmax, v)
         };
         let (p1, m1, p2, m2) = (at(h), at(-h), at(2.0 * h), at(-2.0 * h));
-        for (lm, g) in out.iter_mut().enumerate() {
+        for (lm, g) in out.iter_mut().enumerate().take((lmax + 1) * (lmax + 1)) {
             g[axis] = (8.0 * (p1[lm] - m1[lm]) - (p2[lm] - m2[lm])) / (12.0 * h);
         }
     }

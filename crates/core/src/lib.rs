@@ -36,6 +36,7 @@ pub mod mixing;
 pub mod model;
 pub mod occupation;
 pub mod operators;
+pub mod ordered_sum;
 pub mod overlap;
 pub mod parallel;
 pub mod paw;

@@ -15,15 +15,13 @@ use super::{minus_i_pow, AugmentationCharges, Becsum, SpeciesPairs};
 use crate::basis::Basis;
 use crate::clebsch_gordan::{gradients, harmonics};
 use crate::model::Model;
+use crate::ordered_sum::{add_arrays, ordered_sum};
 use crate::terms::nonlocal::AtomPhase;
 use num_complex::Complex64;
-use rayon::prelude::*;
 use std::f64::consts::PI;
 
 /// The six strain components (a ≤ b).
 const STRAIN: [(usize, usize); 6] = [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)];
-/// Sphere entries per parallel task (fixed: the same sums whatever the threads).
-const CHUNK: usize = 2048;
 /// Relative step of the radial slopes.
 const RADIAL_STEP: f64 = 1e-5;
 
@@ -42,7 +40,7 @@ impl AugmentationCharges {
         for (sp, pairs) in self.species.iter().enumerate() {
             let Some(pairs) = pairs else { continue };
             let part = species_strain(model, basis, (sp, pairs), v_g, becsum);
-            sums.iter_mut().zip(part).for_each(|(s, p)| *s += p);
+            sums = add_arrays(sums, part);
         }
         basis.sum_over_rho(&mut sums);
         let mut out = [[0.0; 3]; 3];
@@ -79,10 +77,10 @@ fn species_strain(
         .max()
         .unwrap_or(0);
     let slopes = radial_slopes(model, basis, (sp, pairs));
-    let chunk = |start: usize| {
+    let part = |range: std::ops::Range<usize>| {
         let mut acc = [0.0; 6];
         let mut w = vec![Complex64::new(0.0, 0.0); pairs.terms.len()];
-        for g in start..(start + CHUNK).min(basis.rho_g.len()) {
+        for g in range {
             let q = crate::crystal::norm(&basis.rho_g[g]);
             if q >= 1e-10 {
                 weights.at(basis, g, &mut w);
@@ -97,16 +95,7 @@ fn species_strain(
         }
         acc
     };
-    let parts: Vec<[f64; 6]> = (0..basis.rho_g.len())
-        .into_par_iter()
-        .step_by(CHUNK)
-        .map(chunk)
-        .collect();
-    let mut out = [0.0; 6];
-    for p in parts {
-        out.iter_mut().zip(p).for_each(|(o, x)| *o += x);
-    }
-    out
+    ordered_sum(basis.rho_g.len(), [0.0; 6], part, add_arrays)
 }
 
 /// `d(4π qrad_L)/dq` per term of every pair of species `sp` and per |G| shell.

@@ -43,14 +43,20 @@ impl Sphere {
                 weights.push(w * 2.0 * std::f64::consts::PI / nphi as f64);
             }
         }
-        let ylm = dirs.iter().map(|&u| harmonics(lmax, u)).collect();
-        let grad = dirs.iter().map(|&u| gradients(lmax, u)).collect();
+        let nlm = (lmax + 1) * (lmax + 1);
+        let ylm = dirs
+            .iter()
+            .map(|&u| harmonics(lmax, u)[..nlm].to_vec())
+            .collect();
+        let grad = (dirs.iter())
+            .map(|&u| gradients(lmax, u)[..nlm].to_vec())
+            .collect();
         Self {
             weights,
             ylm,
             grad,
             dirs,
-            nlm: (lmax + 1) * (lmax + 1),
+            nlm,
         }
     }
 

@@ -22,10 +22,6 @@ pub mod paw;
 pub mod term;
 pub mod xc;
 
-/// Density-sphere entries per parallel task of the structure-factor loops: fixed, so that
-/// every sum is added in the same order whatever the threads.
-const SPHERE_CHUNK: usize = 4096;
-
 /// `e^{-iG·τ}` tables (three 1-D factors, QE's `eigts`) of the atoms at fractional positions
 /// `xs` over the density sphere's Miller indices.
 fn sphere_phases(basis: &crate::basis::Basis, xs: &[[f64; 3]]) -> Vec<nonlocal::AtomPhase> {
@@ -58,9 +54,13 @@ pub(crate) fn structure_factor_sum(
         let ff: Vec<f64> = (basis.rho_shell_norm.iter())
             .map(|&q| form_factor(s, q) / basis.volume)
             .collect();
-        (out.par_chunks_mut(SPHERE_CHUNK))
-            .zip(basis.rho_millers.par_chunks(SPHERE_CHUNK))
-            .zip(basis.rho_shell.par_chunks(SPHERE_CHUNK))
+        (out.par_chunks_mut(crate::ordered_sum::SPHERE_CHUNK))
+            .zip(
+                basis
+                    .rho_millers
+                    .par_chunks(crate::ordered_sum::SPHERE_CHUNK),
+            )
+            .zip(basis.rho_shell.par_chunks(crate::ordered_sum::SPHERE_CHUNK))
             .for_each(|((out, millers), shells)| {
                 for ((o, m), &shell) in out.iter_mut().zip(millers).zip(shells) {
                     let sf: Complex64 = phases.iter().zip(&ws).map(|(p, w)| p.of(m) * w).sum();
@@ -118,7 +118,7 @@ pub(crate) fn structure_factor_forces(
         .collect();
     (model.crystal.atoms.par_iter())
         .map(|atom| {
-            let phase = &sphere_phases(basis, &[atom.frac])[0];
+            let phase = nonlocal::AtomPhase::new(atom.frac, [0.0; 3], &basis.rho_millers);
             let mut f = [0.0; 3];
             for (((m, g), a), &shell) in basis
                 .rho_millers
@@ -151,7 +151,7 @@ pub(crate) fn structure_factor_strain(
     field_g: &[num_complex::Complex64],
     form_factor: impl Fn(usize, f64) -> f64,
 ) -> [[f64; 3]; 3] {
-    use rayon::prelude::*;
+    use crate::ordered_sum::{add_arrays, ordered_sum};
     let mut out = [[0.0; 3]; 3];
     for s in 0..model.species.len() {
         let atoms: Vec<[f64; 3]> = (model.crystal.atoms.iter())
@@ -173,10 +173,9 @@ pub(crate) fn structure_factor_strain(
                 }
             })
             .collect();
-        let chunk = |start: usize| {
-            let end = (start + SPHERE_CHUNK).min(field_g.len());
+        let part = |range: std::ops::Range<usize>| {
             let mut part = [[0.0; 3]; 3];
-            for p in start..end {
+            for p in range {
                 let dff = dff[basis.rho_shell[p]];
                 if dff == 0.0 {
                     continue;
@@ -192,18 +191,11 @@ pub(crate) fn structure_factor_strain(
             }
             part
         };
-        // Fixed chunks summed in order: the same sum whatever the threads.
-        let parts: Vec<[[f64; 3]; 3]> = (0..field_g.len())
-            .into_par_iter()
-            .step_by(SPHERE_CHUNK)
-            .map(chunk)
-            .collect();
-        for part in parts {
-            for i in 0..3 {
-                for j in 0..3 {
-                    out[i][j] += part[i][j];
-                }
-            }
+        let sum = ordered_sum(field_g.len(), [[0.0; 3]; 3], part, |a, b| {
+            std::array::from_fn(|i| add_arrays(a[i], b[i]))
+        });
+        for i in 0..3 {
+            out[i] = add_arrays(out[i], sum[i]);
         }
     }
     out
