@@ -16,6 +16,7 @@ use crate::symmetry::DensitySymmetrizer;
 use crate::terms::{sphere_to_real, structure_factor_sum};
 use num_complex::Complex64;
 use planewave_linalg::Mat;
+use std::borrow::Cow;
 
 /// A density: one channel without spin, (up, down) with collinear spin.
 #[derive(Debug, Clone)]
@@ -123,12 +124,12 @@ pub fn core_density(model: &Model, basis: &Basis) -> Option<(Vec<Complex64>, Vec
     Some((g, r))
 }
 
+/// Per spin channel: grid values and sphere coefficients, owned or borrowed.
+pub type Channels<'a> = (Cow<'a, [Vec<f64>]>, Cow<'a, [Vec<Complex64>]>);
+
 /// The densities the XC functional sees: each spin channel plus its share of the NLCC core
-/// density (grid values, sphere coefficients).
-pub fn with_core(
-    rho: &Density,
-    core: Option<&(Vec<Complex64>, Vec<f64>)>,
-) -> (Vec<Vec<f64>>, Vec<Vec<Complex64>>) {
+/// density (grid values, sphere coefficients): borrowed from `rho` without a core.
+pub fn with_core<'a>(rho: &'a Density, core: Option<&(Vec<Complex64>, Vec<f64>)>) -> Channels<'a> {
     match core {
         Some((cg, cr)) => {
             let f = 1.0 / rho.r.len() as f64;
@@ -143,7 +144,7 @@ pub fn with_core(
                     .collect(),
             )
         }
-        None => (rho.r.clone(), rho.g.clone()),
+        None => (Cow::Borrowed(&rho.r[..]), Cow::Borrowed(&rho.g[..])),
     }
 }
 

@@ -15,8 +15,9 @@
 //! Preconditioner (QE's `g_psi`): `W = R / d`, `d = (1 + x + sqrt(1 + (x - 1)^2)) / 2` with
 //! `x = h_diag - theta`, `h_diag` the operator's [`BlockOperator::diagonal`] — close to
 //! `h_diag - theta` where that is large, and never below ~1.
-//! Memory: V and AV (`max_dim` columns each); residuals are formed in V's free columns and
-//! products with small matrices done in place by row blocks, so nothing else of n rows is
+//! Memory: V and AV (`max_dim` columns each, kept between calls in a [`Workspace`]); residuals
+//! are formed in V's free columns, products with small matrices done in place by row blocks,
+//! and the Ritz vectors returned in the starting bands' storage, so nothing else of n rows is
 //! allocated (but a block of residuals when the space cannot hold 2 nb vectors).
 
 use super::block::{
@@ -88,6 +89,51 @@ pub fn davidson<T: Scalar>(
     maxiter: usize,
     dim_factor: usize,
 ) -> EigenResult<T> {
+    let limits = (min_iterations, maxiter, dim_factor);
+    davidson_in(&mut Workspace::default(), op, x0, tols, limits)
+}
+
+/// The search space's two `n x max_dim` blocks (V and A V), kept between calls so that an
+/// SCF's eigensolver steps allocate nothing of n rows: fresh blocks cost a page fault per
+/// 4 KiB, taken by the one thread that zeroes them while the others wait (on si64 Γ about
+/// 150 MB per call, a third of the run's page faults). The blocks grow to the largest call
+/// and stay; their contents between calls are unspecified.
+pub struct Workspace<T: Scalar> {
+    v: Mat<T>,
+    av: Mat<T>,
+}
+
+impl<T: Scalar> Default for Workspace<T> {
+    fn default() -> Self {
+        Self {
+            v: Mat::zeros(0, 0),
+            av: Mat::zeros(0, 0),
+        }
+    }
+}
+
+impl<T: Scalar> Workspace<T> {
+    /// Its blocks as `n x cols` matrices (grown when needed), the workspace left empty until
+    /// they are given back.
+    fn take(&mut self, n: usize, cols: usize) -> (Mat<T>, Mat<T>) {
+        let shaped = |m: &mut Mat<T>| {
+            let mut m = std::mem::replace(m, Mat::zeros(0, 0));
+            m.resize_with(n, cols, |_, _| T::from_f64(0.0));
+            m
+        };
+        (shaped(&mut self.v), shaped(&mut self.av))
+    }
+}
+
+/// [`davidson`] with its search space in `ws`; `(min_iterations, maxiter, dim_factor)` as
+/// there. The Ritz vectors are returned in `x0`'s storage.
+pub fn davidson_in<T: Scalar>(
+    ws: &mut Workspace<T>,
+    op: &impl BlockOperator<T>,
+    x0: Mat<T>,
+    tols: Tolerances,
+    (min_iterations, maxiter, dim_factor): (usize, usize, usize),
+) -> EigenResult<T> {
     let nb = x0.ncols();
     let n_global = op.global_dim();
     assert!(
@@ -96,7 +142,7 @@ pub fn davidson<T: Scalar>(
     );
     let max_dim = (dim_factor.max(2) * nb).min(n_global).max(nb);
     assert_eq!(x0.nrows(), op.dim(), "starting vectors of the wrong length");
-    let mut s = Space::new(x0, max_dim);
+    let mut s = Space::new(x0, max_dim, ws);
     s.orthonormalize_start(op);
     op.apply(
         s.v.as_ref().subcols(0, nb),
@@ -151,7 +197,7 @@ pub fn davidson<T: Scalar>(
         s.extend_reduced(op, added);
         (theta, c) = s.ritz(op);
     }
-    let vectors = s.into_ritz_vectors(c.as_ref());
+    let vectors = s.into_ritz_vectors(c.as_ref(), ws);
     let converged = lock.locked.iter().all(|&l| l);
     EigenResult {
         values: theta,
@@ -257,29 +303,30 @@ pub(super) fn g_psi_factor(h_diag: f64, theta: f64) -> f64 {
 /// The search space: `v` (orthonormal columns, the first `m` in use), `av = A v`, and the
 /// reduced matrix `h = v^H A v` (its leading m x m block). Residuals are formed in the unused
 /// columns of `v`, and products with small matrices are done in place by row blocks, so there
-/// is no other n-row block.
+/// is no other n-row block but `out`, the caller's starting bands, whose storage receives the
+/// Ritz vectors.
 struct Space<T: Scalar> {
     nb: usize,
     m: usize,
     v: Mat<T>,
     av: Mat<T>,
     h: Mat<T>,
+    out: Mat<T>,
 }
 
 impl<T: Scalar> Space<T> {
-    /// The space with `x0` in its first columns. `x0` is released before the other blocks are
-    /// allocated, so the caller's bands never coexist with the whole workspace.
-    fn new(x0: Mat<T>, max_dim: usize) -> Self {
+    /// The space with `x0` in its first columns, its blocks from `ws`.
+    fn new(x0: Mat<T>, max_dim: usize, ws: &mut Workspace<T>) -> Self {
         let (n, nb) = (x0.nrows(), x0.ncols());
-        let mut v = Mat::zeros(n, max_dim);
+        let (mut v, av) = ws.take(n, max_dim);
         v.as_mut().subcols_mut(0, nb).copy_from(&x0);
-        drop(x0);
         Self {
             nb,
             m: 0,
             v,
-            av: Mat::zeros(n, max_dim),
+            av,
             h: Mat::zeros(max_dim, max_dim),
+            out: x0,
         }
     }
 
@@ -440,11 +487,13 @@ impl<T: Scalar> Space<T> {
         self.m = m2;
     }
 
-    /// The Ritz vectors `V C` (n x nb): formed in place in V, copied out once AV is freed.
-    fn into_ritz_vectors(mut self, c: MatRef<'_, T>) -> Mat<T> {
+    /// The Ritz vectors `V C` (n x nb): formed in place in V, copied to the starting bands'
+    /// storage; the blocks go back to `ws`.
+    fn into_ritz_vectors(mut self, c: MatRef<'_, T>, ws: &mut Workspace<T>) -> Mat<T> {
         multiply_cols_in_place(&mut self.v, 0, c);
-        drop(self.av);
-        self.v.as_ref().subcols(0, self.nb).to_owned()
+        self.out.copy_from(self.v.as_ref().subcols(0, self.nb));
+        (ws.v, ws.av) = (self.v, self.av);
+        self.out
     }
 }
 
@@ -509,6 +558,27 @@ mod tests {
         assert_eq!(again.iterations, 0);
         let forced = davidson(&op, first.vectors, Tolerances::uniform(1e-6), 1, 200, 3);
         assert!(forced.iterations <= 1);
+    }
+
+    /// One workspace through calls of other sizes (growing, then shrinking, in rows and
+    /// columns) gives the fresh workspace's results bit for bit, and keeps its blocks.
+    #[test]
+    fn a_reused_workspace_changes_no_bit() {
+        let mut ws = Workspace::default();
+        let tols = Tolerances::uniform(1e-9);
+        for (n, nb, dim) in [(80, 4, 3), (150, 8, 3), (120, 6, 2), (150, 8, 3)] {
+            let op = complex_operator(n, false);
+            let fresh = davidson(&op, start(n, nb), tols, 0, 200, dim);
+            let reused = davidson_in(&mut ws, &op, start(n, nb), tols, (0, 200, dim));
+            assert_eq!(fresh.values, reused.values, "n = {n}");
+            assert_eq!(fresh.vectors, reused.vectors, "n = {n}");
+            assert_eq!(fresh.iterations, reused.iterations, "n = {n}");
+            assert_eq!((ws.v.nrows(), ws.v.ncols()), (n, dim * nb));
+        }
+        let kept = ws.v.as_ptr();
+        let op = complex_operator(100, false);
+        davidson_in(&mut ws, &op, start(100, 8), tols, (0, 200, 3));
+        assert_eq!(ws.v.as_ptr(), kept, "a smaller call reallocates nothing");
     }
 
     #[test]

@@ -69,7 +69,9 @@ impl Eigensolver {
     /// `n_occupied` on are empty: Davidson converges them to [`EMPTY_TOL_FACTOR`] `* tol` (as
     /// QE loosens `ethr` for empty bands), and in an SCF step (`min_iterations > 0`) makes at
     /// most [`davidson::EMPTY_ONLY_ITERATIONS`] iterations on them alone once the occupied
-    /// bands are converged; LOBPCG treats every band alike.
+    /// bands are converged; LOBPCG treats every band alike. Davidson keeps its search space in
+    /// `ws` between calls.
+    #[allow(clippy::too_many_arguments)]
     pub fn solve<T: Scalar>(
         self,
         op: &impl BlockOperator<T>,
@@ -78,6 +80,7 @@ impl Eigensolver {
         n_occupied: usize,
         min_iterations: usize,
         maxiter: usize,
+        ws: &mut davidson::Workspace<T>,
     ) -> EigenResult<T> {
         match self {
             Self::Lobpcg => lobpcg::lobpcg_with_min(op, x0, tol, min_iterations, maxiter),
@@ -87,7 +90,7 @@ impl Eigensolver {
                     n_occupied,
                     empty_only: (min_iterations > 0).then_some(davidson::EMPTY_ONLY_ITERATIONS),
                 };
-                davidson::davidson(op, x0, tols, min_iterations, maxiter, dim_factor)
+                davidson::davidson_in(ws, op, x0, tols, (min_iterations, maxiter, dim_factor))
             }
         }
     }

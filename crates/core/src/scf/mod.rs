@@ -399,6 +399,8 @@ pub struct Engine<'a, T: BandScalar> {
     terms: Vec<Box<dyn term::Term<T> + 'a>>,
     /// k-point weights.
     weights: Vec<f64>,
+    /// The eigensolver's search space, reused by every (spin, k) block and iteration.
+    workspace: std::sync::Mutex<crate::eigensolver::davidson::Workspace<T>>,
 }
 
 /// The history, timings and pace of a run, across its SCF loops.
@@ -565,6 +567,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
             },
             terms,
             weights: basis.kpoints.iter().map(|k| k.weight).collect(),
+            workspace: Default::default(),
         })
     }
 
@@ -860,6 +863,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         let mut eig = vec![vec![Vec::new(); nk]; nspin];
         let mut eig_iters = [0.0];
         let mut applied = ApplyTimes::default();
+        let mut ws = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
         par.time_block_work(|| -> Result<(), String> {
             for (s, k) in par.owned_blocks(nspin, nk) {
                 let ops = term::block_operators(&self.terms, state, (s, k), &veff[s]);
@@ -902,9 +906,15 @@ impl<'a, T: BandScalar> Engine<'a, T> {
                             maxiter,
                         )
                     } else {
-                        Ok(params
-                            .eigensolver
-                            .solve(h, x0, tol, n_occupied[s][k], 1, maxiter))
+                        Ok(params.eigensolver.solve(
+                            h,
+                            x0,
+                            tol,
+                            n_occupied[s][k],
+                            1,
+                            maxiter,
+                            &mut ws,
+                        ))
                     }
                 })?;
                 eig_iters[0] += r.iterations as f64;

@@ -27,7 +27,7 @@ use num_complex::Complex64;
 use planewave_comm::{CommClass, CommExt, Communicator, Operation};
 use planewave_linalg::{matmul, Mat, MatMut, MatRef};
 use rayon::prelude::*;
-use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard};
 
 /// Plane waves per block of the projector matrix built at once (a block of si64's 320
 /// projectors is 2.6 MB, in cache while its GEMM runs).
@@ -70,6 +70,39 @@ pub struct KProjectors<T: BandScalar> {
     pub atom_of_column: Vec<usize>,
     /// The G-vector group over which the rows of P are dealt (None: all rows local).
     group: Option<Arc<dyn Communicator>>,
+    /// Block buffers given back after use ([`BlockBuffer`]): applications after the first
+    /// allocate none (each was a fresh 2.6 MB of pages on si64 Γ).
+    spare_blocks: Mutex<Vec<Mat<T>>>,
+}
+
+/// A block buffer of [`KProjectors`], lent from its spares and given back when dropped.
+struct BlockBuffer<'a, T: BandScalar> {
+    m: Option<Mat<T>>,
+    spares: &'a Mutex<Vec<Mat<T>>>,
+}
+
+impl<T: BandScalar> std::ops::Deref for BlockBuffer<'_, T> {
+    type Target = Mat<T>;
+    fn deref(&self) -> &Mat<T> {
+        self.m.as_ref().expect("lent until dropped")
+    }
+}
+
+impl<T: BandScalar> std::ops::DerefMut for BlockBuffer<'_, T> {
+    fn deref_mut(&mut self) -> &mut Mat<T> {
+        self.m.as_mut().expect("lent until dropped")
+    }
+}
+
+impl<T: BandScalar> Drop for BlockBuffer<'_, T> {
+    fn drop(&mut self) {
+        if let Some(m) = self.m.take() {
+            self.spares
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(m);
+        }
+    }
 }
 
 /// `e^{-i(k+G).tau}` of one atom as `e^{-2 pi i k.x}` times one factor per Miller index (one
@@ -402,6 +435,7 @@ impl<T: BandScalar> KProjectors<T> {
             roots: OnceLock::new(),
             atom_of_column: cols.iter().map(|c| c.0).collect(),
             group: kpt.dist.as_ref().map(|d| d.comm().clone()),
+            spare_blocks: Mutex::new(Vec::new()),
         }
     }
 
@@ -436,10 +470,22 @@ impl<T: BandScalar> KProjectors<T> {
         self.stored.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A buffer for one block of any part's matrix (up to [`PROJECTOR_BLOCK`] plane waves).
-    fn block_buffer(&self) -> Mat<T> {
-        let b = PROJECTOR_BLOCK.min(self.phases.nrows());
-        Mat::zeros(T::plane_wave_rows(false, 0, b).len(), self.nproj)
+    /// A buffer for one block of any part's matrix (up to [`PROJECTOR_BLOCK`] plane waves),
+    /// contents unspecified: a spare one when there is one.
+    fn block_buffer(&self) -> BlockBuffer<'_, T> {
+        let spare = self
+            .spare_blocks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop();
+        let m = spare.unwrap_or_else(|| {
+            let b = PROJECTOR_BLOCK.min(self.phases.nrows());
+            Mat::zeros(T::plane_wave_rows(false, 0, b).len(), self.nproj)
+        });
+        BlockBuffer {
+            m: Some(m),
+            spares: &self.spare_blocks,
+        }
     }
 
     /// The rows of the matrix of `shapes` that hold the local plane waves `h0..h1`, into

@@ -28,7 +28,10 @@ pub enum XcParts {
 
 /// The functional evaluated on the state's densities plus their core share, with those
 /// grid densities.
-fn evaluate_state<T: BandScalar>(s: &State<'_, T>, parts: XcParts) -> (XcResult, Vec<Vec<f64>>) {
+fn evaluate_state<'s, T: BandScalar>(
+    s: &State<'s, T>,
+    parts: XcParts,
+) -> (XcResult, std::borrow::Cow<'s, [Vec<f64>]>) {
     let (xr, xg) = crate::density::with_core(s.rho, s.core);
     let f = s.model.functional;
     (compute(f, s.exchange_mix(), s.basis, &xr, &xg, parts), xr)
@@ -62,7 +65,7 @@ impl<T: BandScalar> Term<T> for Xc {
         let v_rho: f64 = xcr
             .potential
             .iter()
-            .zip(&xr)
+            .zip(xr.iter())
             .map(|(v, r)| v.iter().zip(r).map(|(a, b)| a * b).sum::<f64>())
             .sum::<f64>()
             * dv;
