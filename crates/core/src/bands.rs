@@ -337,35 +337,29 @@ impl BandScalar for Complex64 {
     }
 }
 
-/// `acc += sum over items of f(item)`, with `f` adding into a per-thread grid sum and given
-/// a per-thread grid buffer; items are dealt to rayon threads.
+/// `acc += sum over items of f(item)`, with `f` adding into a grid sum and given a grid
+/// buffer: the items in one contiguous run per rayon thread, each run into a sum of its own
+/// ([`crate::scratch::with_zeroed_sums`]), the sums added in run order.
 fn sum_over_grid<I: Sync>(
     items: &[I],
     n: usize,
     acc: &mut [f64],
     f: impl Fn(&I, &mut [Complex64], &mut [f64]) + Sync,
 ) {
-    let partial = items
-        .par_iter()
-        .with_min_len(per_thread(items.len()))
-        .fold(
-            || vec![0.0; n],
-            |mut sum, item| {
-                crate::scratch::with_grid(n, |grid| f(item, grid, &mut sum));
-                sum
-            },
-        )
-        .reduce(|| vec![0.0; n], add_vec);
-    for (a, p) in acc.iter_mut().zip(&partial) {
-        *a += p;
-    }
-}
-
-fn add_vec(mut a: Vec<f64>, b: Vec<f64>) -> Vec<f64> {
-    for (x, y) in a.iter_mut().zip(&b) {
-        *x += y;
-    }
-    a
+    let per = per_thread(items.len());
+    crate::scratch::with_zeroed_sums(items.len().div_ceil(per), n, |sums| {
+        items
+            .par_chunks(per)
+            .zip(sums.par_iter_mut())
+            .for_each(|(run, sum)| {
+                crate::scratch::with_grid(n, |grid| run.iter().for_each(|i| f(i, grid, sum)))
+            });
+        for sum in sums.iter() {
+            for (a, p) in acc.iter_mut().zip(sum) {
+                *a += p;
+            }
+        }
+    });
 }
 
 /// Complex coefficient of local half-sphere entry `h` of a real band vector (`g0`: entry 0 is

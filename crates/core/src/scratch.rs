@@ -6,9 +6,38 @@
 //! Contract: [`with_grid`] hands out this thread's grid resized to `n` points, contents
 //! unspecified (callers overwrite or clear what they read); a nested call on the same thread
 //! gets a fresh grid instead.
+//!
+//! The real grids of the threaded sums over bands ([`with_zeroed_sums`]) are kept the same way,
+//! in one pool for the process: fresh ones came from `calloc` as pages of zeros, which the
+//! first `+=` read as the shared zero page and then wrote, a copy-on-write fault that flushes
+//! the page from the TLB of every core running the process.
 
 use num_complex::Complex64;
 use std::cell::RefCell;
+use std::sync::Mutex;
+
+/// Real grids given back by [`with_zeroed_sums`].
+static SUMS: Mutex<Vec<Vec<f64>>> = Mutex::new(Vec::new());
+
+/// `f` on `count` real grids of `n` points, zeroed (by writing): lent from the process's pool
+/// and given back after.
+pub fn with_zeroed_sums<R>(count: usize, n: usize, f: impl FnOnce(&mut [Vec<f64>]) -> R) -> R {
+    let mut sums: Vec<Vec<f64>> = {
+        let mut pool = SUMS.lock().unwrap_or_else(|e| e.into_inner());
+        let keep = pool.len().saturating_sub(count);
+        pool.split_off(keep)
+    };
+    sums.resize_with(count, Vec::new);
+    for s in &mut sums {
+        s.clear();
+        s.resize(n, 0.0);
+    }
+    let r = f(&mut sums);
+    SUMS.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .append(&mut sums);
+    r
+}
 
 thread_local! {
     static GRID: RefCell<Vec<Complex64>> = const { RefCell::new(Vec::new()) };
@@ -23,4 +52,21 @@ pub fn with_grid<R>(n: usize, f: impl FnOnce(&mut [Complex64]) -> R) -> R {
         }
         Err(_) => f(&mut vec![Complex64::new(0.0, 0.0); n]),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sums given back dirty come back zeroed, at the length asked for.
+    #[test]
+    fn lent_sums_are_zeroed() {
+        with_zeroed_sums(3, 1000, |sums| sums.iter_mut().for_each(|s| s.fill(3.0)));
+        with_zeroed_sums(2, 800, |sums| {
+            assert_eq!(sums.len(), 2);
+            assert!(sums
+                .iter()
+                .all(|s| s.len() == 800 && s.iter().all(|&x| x == 0.0)));
+        });
+    }
 }
