@@ -21,13 +21,12 @@ pub(super) fn column_norms2<T: Scalar>(
     x: MatRef<'_, T>,
     w: Option<&[f64]>,
 ) -> Vec<f64> {
-    let mut out: Vec<f64> = (0..x.ncols())
-        .map(|j| {
-            let col = x.col(j);
-            match w {
-                None => col.iter().map(|v| v.abs2()).sum(),
-                Some(w) => col.iter().zip(w).map(|(v, w)| v.abs2() * w).sum(),
-            }
+    use rayon::prelude::*;
+    let mut out: Vec<f64> = x
+        .par_col_iter()
+        .map(|col| match w {
+            None => col.iter().map(|v| v.abs2()).sum(),
+            Some(w) => col.iter().zip(w).map(|(v, w)| v.abs2() * w).sum(),
         })
         .collect();
     op.sum_rows(&mut out);

@@ -26,6 +26,7 @@ use super::block::{
 };
 use super::{BlockOperator, EigenResult};
 use planewave_linalg::{matmul_into, Mat, MatMut, MatRef, Scalar};
+use rayon::prelude::*;
 
 /// Relative overlap eigenvalue below which a new direction counts as dependent and is dropped.
 pub(super) const DEPENDENCE_TOL: f64 = 1e-12;
@@ -392,8 +393,9 @@ impl<T: Scalar> Space<T> {
 
     /// The preconditioned residuals of the `active` bands (residual column k, band j) into
     /// columns `m..` of V, in order. The residuals are read from `aside` if given, else from
-    /// column m + k of V itself (k never below the destination column, so nothing is
-    /// overwritten before it is read).
+    /// column m + k of V itself: those are first moved to their columns in order (k never
+    /// below the destination column, so nothing is overwritten before it is read), then every
+    /// column is scaled on rayon's threads.
     fn precondition(
         &mut self,
         diag: &[f64],
@@ -402,42 +404,32 @@ impl<T: Scalar> Space<T> {
         aside: Option<&Mat<T>>,
     ) {
         let m = self.m;
-        let inv = g_psi_factor;
-        let scale = |w: &mut [T], r: Option<&[T]>, theta: f64| match r {
-            Some(r) => {
-                for ((w, &r), &hd) in w.iter_mut().zip(r).zip(diag) {
-                    *w = r.scale(inv(hd, theta));
-                }
-            }
-            None => {
-                for (w, &hd) in w.iter_mut().zip(diag) {
-                    *w = w.scale(inv(hd, theta));
-                }
-            }
-        };
-        for (col, &(k, j)) in active.iter().enumerate() {
-            match aside {
-                Some(a) => scale(
-                    self.v.col_as_slice_mut(m + col),
-                    Some(a.col_as_slice(k)),
-                    theta[j],
-                ),
-                None if k == col => scale(self.v.col_as_slice_mut(m + col), None, theta[j]),
-                None => {
-                    let (head, tail) = self.v.as_mut().split_at_col_mut(m + k);
-                    let r = tail
-                        .col(0)
-                        .try_as_col_major()
-                        .expect("contiguous column")
-                        .as_slice();
-                    let w = head
-                        .col_mut(m + col)
-                        .try_as_col_major_mut()
-                        .expect("contiguous column");
-                    scale(w.as_slice_mut(), Some(r), theta[j]);
-                }
+        if aside.is_none() {
+            for (col, &(k, _)) in active.iter().enumerate().filter(|(c, a)| a.0 != *c) {
+                let (head, tail) = self.v.as_mut().split_at_col_mut(m + k);
+                head.col_mut(m + col).copy_from(tail.col(0));
             }
         }
+        let dest = self.v.as_mut().subcols_mut(m, active.len());
+        dest.par_col_iter_mut()
+            .zip(active.par_iter())
+            .for_each(|(w, &(k, j))| {
+                let w = w.try_as_col_major_mut().expect("contiguous column");
+                let w = w.as_slice_mut();
+                let f = |hd: f64| g_psi_factor(hd, theta[j]);
+                match aside {
+                    Some(a) => {
+                        for ((w, &r), &hd) in w.iter_mut().zip(a.col_as_slice(k)).zip(diag) {
+                            *w = r.scale(f(hd));
+                        }
+                    }
+                    None => {
+                        for (w, &hd) in w.iter_mut().zip(diag) {
+                            *w = w.scale(f(hd));
+                        }
+                    }
+                }
+            });
     }
 
     /// Make the `na` new columns after V orthogonal to V (twice where needed) and orthonormal among
