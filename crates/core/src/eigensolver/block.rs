@@ -225,25 +225,29 @@ pub fn ritz_start<T: Scalar>(
     Some(matmul(q.as_ref(), e.vectors.as_ref()))
 }
 
-/// Rows per block of [`multiply_cols_in_place`]: its temporary is `ROW_BLOCK x k`.
-const ROW_BLOCK: usize = 1024;
+/// Most bytes of one temporary of [`multiply_cols_in_place`]: below the heap's 1 MiB mmap
+/// threshold (see the CLI's heap policy), so the temporaries come from the heap instead of
+/// fresh pages for every block.
+const BLOCK_TMP_BYTES: usize = 512 << 10;
 
 /// `blk[:, start..start + k] = blk[:, start..start + t.nrows()] t` with `k = t.ncols() <=
-/// t.nrows()`, in place: block of rows by block of rows through a `ROW_BLOCK x k` temporary
-/// (rows are independent in this product), so no n-row scratch is needed.
+/// t.nrows()`, in place: the rows are independent in this product, so blocks of rows go to
+/// rayon's threads (one parallel region per product), each through a temporary of its own of
+/// at most [`BLOCK_TMP_BYTES`] (no n-row scratch).
 pub(super) fn multiply_cols_in_place<T: Scalar>(blk: &mut Mat<T>, start: usize, t: MatRef<'_, T>) {
+    use rayon::prelude::*;
     let (n, k) = (blk.nrows(), t.ncols());
     debug_assert!(k <= t.nrows());
-    let mut tmp = Mat::<T>::zeros(ROW_BLOCK.min(n), k);
-    for r0 in (0..n).step_by(ROW_BLOCK) {
-        let rows = ROW_BLOCK.min(n - r0);
-        let mut tmp = tmp.as_mut().subrows_mut(0, rows);
-        let src = blk.as_ref().submatrix(r0, start, rows, t.nrows());
-        matmul_into(tmp.as_mut(), src, t, false);
-        blk.as_mut()
-            .submatrix_mut(r0, start, rows, k)
-            .copy_from(tmp.as_ref());
-    }
+    let rows_per_block = (BLOCK_TMP_BYTES / (k * std::mem::size_of::<T>()).max(1)).clamp(64, 1024);
+    let cols = blk.as_mut().subcols_mut(start, t.nrows());
+    cols.par_row_chunks_mut(rows_per_block).for_each_init(
+        || Mat::<T>::zeros(rows_per_block.min(n), k),
+        |tmp, mut rows| {
+            let mut tmp = tmp.as_mut().subrows_mut(0, rows.nrows());
+            matmul_into(tmp.as_mut(), rows.as_ref(), t, false);
+            rows.as_mut().subcols_mut(0, k).copy_from(tmp.as_ref());
+        },
+    );
 }
 
 /// `blk[:, split..split + c.ncols()] -= blk[:, ..split] c` (removing the components along the
