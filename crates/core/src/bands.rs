@@ -339,7 +339,8 @@ impl BandScalar for Complex64 {
 
 /// `acc += sum over items of f(item)`, with `f` adding into a grid sum and given a grid
 /// buffer: the items in one contiguous run per rayon thread, each run into a sum of its own
-/// ([`crate::scratch::with_zeroed_sums`]), the sums added in run order.
+/// ([`crate::scratch::with_sums`], zeroed by its thread), the sums added in run order point by
+/// point, the points dealt over the threads (the same result on any run for a thread count).
 fn sum_over_grid<I: Sync>(
     items: &[I],
     n: usize,
@@ -347,20 +348,30 @@ fn sum_over_grid<I: Sync>(
     f: impl Fn(&I, &mut [Complex64], &mut [f64]) + Sync,
 ) {
     let per = per_thread(items.len());
-    crate::scratch::with_zeroed_sums(items.len().div_ceil(per), n, |sums| {
+    crate::scratch::with_sums(items.len().div_ceil(per), n, |sums| {
         items
             .par_chunks(per)
             .zip(sums.par_iter_mut())
             .for_each(|(run, sum)| {
+                sum.fill(0.0);
                 crate::scratch::with_grid(n, |grid| run.iter().for_each(|i| f(i, grid, sum)))
             });
-        for sum in sums.iter() {
-            for (a, p) in acc.iter_mut().zip(sum) {
-                *a += p;
-            }
-        }
+        let sums = &*sums;
+        acc.par_chunks_mut(POINTS_PER_SUM_TASK)
+            .enumerate()
+            .for_each(|(c, out)| {
+                let at = c * POINTS_PER_SUM_TASK;
+                for sum in sums {
+                    for (a, p) in out.iter_mut().zip(&sum[at..]) {
+                        *a += p;
+                    }
+                }
+            });
     });
 }
+
+/// Grid points per task of the final sum of [`sum_over_grid`].
+const POINTS_PER_SUM_TASK: usize = 1 << 14;
 
 /// Complex coefficient of local half-sphere entry `h` of a real band vector (`g0`: entry 0 is
 /// G = 0, stored as one real component).

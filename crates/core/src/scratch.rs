@@ -7,21 +7,23 @@
 //! unspecified (callers overwrite or clear what they read); a nested call on the same thread
 //! gets a fresh grid instead.
 //!
-//! The real grids of the threaded sums over bands ([`with_zeroed_sums`]) are kept the same way,
-//! in one pool for the process: fresh ones came from `calloc` as pages of zeros, which the
-//! first `+=` read as the shared zero page and then wrote, a copy-on-write fault that flushes
-//! the page from the TLB of every core running the process.
+//! The real grids of the threaded sums over bands ([`with_sums`]) are kept too, in one pool for
+//! the process (not per thread): fresh ones came from `calloc` as pages of zeros, which the first
+//! `+=` read as the shared zero page and then wrote, a copy-on-write fault that flushes the page
+//! from the TLB of every core running the process. Contract: [`with_sums`] lends `count` grids
+//! of `n` points, contents unspecified, to `f` alone; the pool keeps the most grids ever lent at
+//! once (at the largest `n`) for the process's life; grids lent to an `f` that panics are lost.
 
 use num_complex::Complex64;
 use std::cell::RefCell;
 use std::sync::Mutex;
 
-/// Real grids given back by [`with_zeroed_sums`].
+/// Real grids given back by [`with_sums`].
 static SUMS: Mutex<Vec<Vec<f64>>> = Mutex::new(Vec::new());
 
-/// `f` on `count` real grids of `n` points, zeroed (by writing): lent from the process's pool
-/// and given back after.
-pub fn with_zeroed_sums<R>(count: usize, n: usize, f: impl FnOnce(&mut [Vec<f64>]) -> R) -> R {
+/// `f` on `count` real grids of `n` points (contents unspecified: the caller zeroes them where
+/// it works on them, by writing), lent from the process's pool and given back after.
+pub fn with_sums<R>(count: usize, n: usize, f: impl FnOnce(&mut [Vec<f64>]) -> R) -> R {
     let mut sums: Vec<Vec<f64>> = {
         let mut pool = SUMS.lock().unwrap_or_else(|e| e.into_inner());
         let keep = pool.len().saturating_sub(count);
@@ -29,7 +31,6 @@ pub fn with_zeroed_sums<R>(count: usize, n: usize, f: impl FnOnce(&mut [Vec<f64>
     };
     sums.resize_with(count, Vec::new);
     for s in &mut sums {
-        s.clear();
         s.resize(n, 0.0);
     }
     let r = f(&mut sums);
@@ -58,15 +59,13 @@ pub fn with_grid<R>(n: usize, f: impl FnOnce(&mut [Complex64]) -> R) -> R {
 mod tests {
     use super::*;
 
-    /// Sums given back dirty come back zeroed, at the length asked for.
+    /// Sums come at the count and length asked for, whatever was lent before.
     #[test]
-    fn lent_sums_are_zeroed() {
-        with_zeroed_sums(3, 1000, |sums| sums.iter_mut().for_each(|s| s.fill(3.0)));
-        with_zeroed_sums(2, 800, |sums| {
+    fn lent_sums_have_the_size_asked_for() {
+        with_sums(3, 1000, |sums| sums.iter_mut().for_each(|s| s.fill(3.0)));
+        with_sums(2, 800, |sums| {
             assert_eq!(sums.len(), 2);
-            assert!(sums
-                .iter()
-                .all(|s| s.len() == 800 && s.iter().all(|&x| x == 0.0)));
+            assert!(sums.iter().all(|s| s.len() == 800));
         });
     }
 }

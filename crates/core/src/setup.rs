@@ -643,7 +643,8 @@ pub const MPI_LIBRARY_SHARE: f64 = 12.0 * 1048576.0;
 /// `STORED_PROJECTORS_MAX` and one k-point's P kept whole at a time below it, the 1 MiB mmap
 /// threshold of the CLI, the density plan's buffers freed between uses and products in slabs
 /// of at most 4 MiB of A; `RAYON_NUM_THREADS=1`, peak RSS; [`MPI_LIBRARY_SHARE`] added under
-/// MPI by the caller): si64_lda_gth_gamma one rank 245 MiB (this gives 252), two MPI ranks
+/// MPI by the caller): si64_lda_gth_gamma one rank 245 MiB (this gives 252; 289 MiB since
+/// 2026-11-28 with the Davidson space kept between calls, one more block: 275), two MPI ranks
 /// 159 MiB each (160); si8_lda_gth_displaced one rank 48 MiB (45), two MPI k-point groups
 /// 54 MiB each (52); examples/si.toml 21 MiB (23). Hybrids (2026-11-24, with the exchange
 /// term): h2o_pbe0_gth_gamma one rank 97 MiB (90); si2_pbe0_sg15 one rank 27 MiB (28) with the

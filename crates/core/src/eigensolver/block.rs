@@ -232,8 +232,8 @@ const BLOCK_TMP_BYTES: usize = 512 << 10;
 
 /// `blk[:, start..start + k] = blk[:, start..start + t.nrows()] t` with `k = t.ncols() <=
 /// t.nrows()`, in place: the rows are independent in this product, so blocks of rows go to
-/// rayon's threads (one parallel region per product), each through a temporary of its own of
-/// at most [`BLOCK_TMP_BYTES`] (no n-row scratch).
+/// rayon's threads (one parallel region per product), each rayon job through a temporary of
+/// its own of at most [`BLOCK_TMP_BYTES`], or 64 rows where k is larger (no n-row scratch).
 pub(super) fn multiply_cols_in_place<T: Scalar>(blk: &mut Mat<T>, start: usize, t: MatRef<'_, T>) {
     use rayon::prelude::*;
     let (n, k) = (blk.nrows(), t.ncols());

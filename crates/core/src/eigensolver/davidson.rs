@@ -97,8 +97,10 @@ pub fn davidson<T: Scalar>(
 /// The search space's two `n x max_dim` blocks (V and A V), kept between calls so that an
 /// SCF's eigensolver steps allocate nothing of n rows: fresh blocks cost a page fault per
 /// 4 KiB, taken by the one thread that zeroes them while the others wait (on si64 Γ about
-/// 150 MB per call, a third of the run's page faults). The blocks grow to the largest call
-/// and stay; their contents between calls are unspecified.
+/// 150 MB per call, a third of the run's page faults). Their contents between calls are
+/// unspecified. In an SCF (a fixed number of columns) they stop reallocating at the k-point
+/// with the most plane waves; faer grows a matrix to the size asked for, so calls that
+/// alternate between more rows and more columns would reallocate.
 pub struct Workspace<T: Scalar> {
     v: Mat<T>,
     av: Mat<T>,

@@ -399,7 +399,8 @@ pub struct Engine<'a, T: BandScalar> {
     terms: Vec<Box<dyn term::Term<T> + 'a>>,
     /// k-point weights.
     weights: Vec<f64>,
-    /// The eigensolver's search space, reused by every (spin, k) block and iteration.
+    /// Davidson's search space (without band groups), reused by every (spin, k) block and
+    /// iteration and kept for the engine's life: it is the peak memory's workspace anyway.
     workspace: std::sync::Mutex<crate::eigensolver::davidson::Workspace<T>>,
 }
 
@@ -931,6 +932,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
             }
             Ok(())
         })?;
+        drop(ws);
         // Every rank needs every eigenvalue for the occupations.
         par.gather_blocks(&mut eig, params.nbands);
         par.sum_over_kgroups(&mut eig_iters);

@@ -70,8 +70,9 @@ pub struct KProjectors<T: BandScalar> {
     pub atom_of_column: Vec<usize>,
     /// The G-vector group over which the rows of P are dealt (None: all rows local).
     group: Option<Arc<dyn Communicator>>,
-    /// Block buffers given back after use ([`BlockBuffer`]): applications after the first
-    /// allocate none (each was a fresh 2.6 MB of pages on si64 Γ).
+    /// Block buffers given back after use ([`BlockBuffer`]), at most one per thread: the
+    /// applications of one eigensolver call after the first allocate none (each was a fresh
+    /// 2.6 MB of pages on si64 Γ); emptied when the k-point's solve ends.
     spare_blocks: Mutex<Vec<Mat<T>>>,
 }
 
@@ -97,10 +98,10 @@ impl<T: BandScalar> std::ops::DerefMut for BlockBuffer<'_, T> {
 impl<T: BandScalar> Drop for BlockBuffer<'_, T> {
     fn drop(&mut self) {
         if let Some(m) = self.m.take() {
-            self.spares
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(m);
+            let mut spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
+            if spares.len() < rayon::current_num_threads() {
+                spares.push(m);
+            }
         }
     }
 }
@@ -827,7 +828,13 @@ impl<T: BandScalar> ProjectorOperator<T> for KProjectors<T> {
     }
     fn prepared(&self, f: &mut dyn FnMut()) {
         let _whole = self.keep_whole();
-        f()
+        f();
+        // The k-point's applications are done: its spare blocks go, so that a rank's spares
+        // are one k-point's at a time.
+        self.spare_blocks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 }
 
