@@ -203,8 +203,9 @@ fn ultrasoft_forces_and_stress_match_qe_with_their_augmentation_terms() {
 }
 
 /// `case`'s run (files: its pseudopotentials' paths in the repository and names) against
-/// pw.x's output `pw.out`: energy, forces less their mean, stress. Returns the folder.
-fn matches_qe_output(case: &str, pseudos: &[(&str, &str)]) -> PathBuf {
+/// pw.x's output `pw.out`: energy, forces less their mean (to `force_tol`, Ha/bohr), stress.
+/// Returns the folder.
+fn matches_qe_output(case: &str, pseudos: &[(&str, &str)], force_tol: f64) -> PathBuf {
     let input = format!("tests/data/uspp/{case}/pw.in");
     let mut files = vec![(input.as_str(), "pw.in")];
     files.extend_from_slice(pseudos);
@@ -230,7 +231,7 @@ fn matches_qe_output(case: &str, pseudos: &[(&str, &str)]) -> PathBuf {
     let f_qe = ry_rows(&common::numbers_after(&qe, "   force =")[..natoms]);
     let worst = largest_difference(&forces(&doc), &f_qe);
     assert!(
-        worst < 1e-7,
+        worst < force_tol,
         "{case}: forces {:?} against QE's {f_qe:?}",
         forces(&doc)
     );
@@ -247,7 +248,7 @@ fn matches_qe_output(case: &str, pseudos: &[(&str, &str)]) -> PathBuf {
 #[test]
 fn ultrasoft_gamma_point_with_smearing_matches_qe_s_gamma_tricks() {
     let pseudo = format!("tests/data/uspp/{PSEUDO}");
-    let dir = matches_qe_output("si2_pbe_us_gamma", &[(&pseudo, PSEUDO)]);
+    let dir = matches_qe_output("si2_pbe_us_gamma", &[(&pseudo, PSEUDO)], 1e-7);
     let check = std::process::Command::new(env!("CARGO_BIN_EXE_planewave"))
         .args(["check", "pw.in"])
         .current_dir(&dir)
@@ -260,8 +261,13 @@ fn ultrasoft_gamma_point_with_smearing_matches_qe_s_gamma_tricks() {
 #[test]
 fn ultrasoft_spin_channels_with_a_fixed_moment_match_qe() {
     let pseudo = format!("tests/data/uspp/{PSEUDO}");
-    matches_qe_output("si2_pbe_us_gamma_spin", &[(&pseudo, PSEUDO)]);
+    matches_qe_output("si2_pbe_us_gamma_spin", &[(&pseudo, PSEUDO)], 1e-7);
 }
+
+/// The reference's forces carry its SCF's error: pw.x 6.7 with this input at `conv_thr =
+/// 1e-16` instead of 1e-11 moves O's force from -0.04603445 to -0.04603500 Ry/bohr (2.8e-7
+/// Ha/bohr), which is planewave's converged value to the printed digits.
+const H2O_US_GTH_FORCE_TOL: f64 = 4e-7;
 
 #[test]
 fn ultrasoft_and_norm_conserving_species_mix() {
@@ -271,6 +277,7 @@ fn ultrasoft_and_norm_conserving_species_mix() {
             ("tests/data/uspp/O.pbe-rrkjus.UPF", "O.pbe-rrkjus.UPF"),
             ("tests/data/pseudos/gth/H-q1.pbe.gth", "H-q1.pbe.gth"),
         ],
+        H2O_US_GTH_FORCE_TOL,
     );
 }
 
@@ -361,11 +368,13 @@ fn paw_and_ultrasoft_species_mix_at_gamma() {
         stress(&doc),
         stress(&qe)
     );
-    // The occupied bands and the LUMO (the sixth, QE's top band, is not converged to the
-    // lowest state by planewave's Davidson with six bands: it is with eight).
+    // Every band, the top one too: a start of symmetric atomic orbitals spans none of its
+    // symmetry until the start's noise (2.3130 eV without, QE 2.2452), and an SCF step leaves
+    // the empty bands unconverged until the final pass.
     let ours = numbers(&doc["eigenvalues_ha"][0][0]);
     let theirs = numbers(&qe["bands"][0]["eigenvalues_ha"]);
-    for (n, (a, b)) in ours.iter().zip(&theirs).take(5).enumerate() {
+    assert_eq!(ours.len(), theirs.len());
+    for (n, (a, b)) in ours.iter().zip(&theirs).enumerate() {
         assert_near(&format!("band {n}"), *a, *b, 5e-5);
     }
 }

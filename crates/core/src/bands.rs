@@ -99,16 +99,51 @@ fn random_columns<T: Scalar>(
     make: impl Fn(&[f64], f64) -> T,
 ) -> Mat<T> {
     let mut m = Mat::zeros(global.len(), bands.len());
+    let rows = (global, n_global, per_row);
+    each_with_draws(m.as_mut(), rows, bands, seed, |x, i, v| {
+        *v = make(x, kinetic[i])
+    });
+    m
+}
+
+/// `f(draws, i, &mut m[(i, c)])` for every entry of `m`, whose column `c` is band `bands[c]`:
+/// `draws` are the `per_row` numbers of the row's global index `global[i]` in the stream
+/// `(seed, bands[c])`, drawn in global row order (the same numbers on every layout).
+fn each_with_draws<T: Scalar>(
+    mut m: MatMut<'_, T>,
+    (global, n_global, per_row): (&[usize], usize, usize),
+    bands: &[usize],
+    seed: u64,
+    f: impl Fn(&[f64], usize, &mut T),
+) {
     let mut draws = vec![0.0; n_global * per_row];
     for (c, &b) in bands.iter().enumerate() {
         let mut rng = crate::rng::stream(seed, &[b as u64]);
         draws.iter_mut().for_each(|x| *x = rng.next_centered());
         let col = col_mut(m.as_mut().subcols_mut(c, 1));
-        for ((x, &g), &t) in col.iter_mut().zip(global).zip(kinetic) {
-            *x = make(&draws[g * per_row..(g + 1) * per_row], t);
+        for (i, (x, &g)) in col.iter_mut().zip(global).enumerate() {
+            f(&draws[g * per_row..(g + 1) * per_row], i, x);
         }
     }
-    m
+}
+
+/// Every coefficient of the band block `m` at `kpt` (its columns the global bands `bands`)
+/// multiplied by `1 + amplitude r`, r uniform in [-1, 1) and drawn per global row from the
+/// stream `(seed, b)` of its band b: QE's `startingwfc = 'atomic+random'`. The noise breaks
+/// the symmetry of a start made of atomic orbitals, which Davidson keeps (H commutes with the
+/// crystal's operations), so that every symmetry of state can be reached. The same on every
+/// layout.
+pub fn perturb<T: Scalar>(
+    kpt: &Kpoint,
+    m: MatMut<'_, T>,
+    bands: &[usize],
+    seed: u64,
+    amplitude: f64,
+) {
+    let (global, n) = global_rows(kpt);
+    each_with_draws(m, (&global, n, 1), bands, seed, |x, _, v| {
+        *v = v.scale(1.0 + 2.0 * amplitude * x[0])
+    });
 }
 
 /// Global row of each local row of a band block (rows are plane waves for complex bands,

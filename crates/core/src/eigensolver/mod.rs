@@ -101,9 +101,9 @@ impl Eigensolver {
 impl Eigensolver {
     /// [`Eigensolver::solve`] with the bands dealt over the band group `band` (`x0`: this
     /// rank's columns of `nb` bands; the result's vectors likewise), their products formed by
-    /// `algo`, at least one iteration; `grid` is every rank of the k-point group (band x G),
-    /// over which the subspace eigenproblems are solved. Only Davidson has a band-distributed
-    /// form. Collective over `grid`.
+    /// `algo`, at least `min_iterations` iterations (the empty bands treated as there); `grid`
+    /// is every rank of the k-point group (band x G), over which the subspace eigenproblems
+    /// are solved. Only Davidson has a band-distributed form. Collective over `grid`.
     #[allow(clippy::too_many_arguments)]
     pub fn solve_bands<T: Scalar>(
         self,
@@ -117,7 +117,7 @@ impl Eigensolver {
         nb: usize,
         tol: f64,
         n_occupied: usize,
-        maxiter: usize,
+        (min_iterations, maxiter): (usize, usize),
     ) -> Result<EigenResult<T>, String> {
         let Self::Davidson { dim_factor } = self else {
             return Err(
@@ -128,7 +128,7 @@ impl Eigensolver {
         let tols = davidson::Tolerances {
             occupied: tol,
             n_occupied,
-            empty_only: Some(davidson::EMPTY_ONLY_ITERATIONS),
+            empty_only: (min_iterations > 0).then_some(davidson::EMPTY_ONLY_ITERATIONS),
         };
         Ok(davidson_bands::davidson_bands(
             op,
@@ -137,7 +137,7 @@ impl Eigensolver {
             x0,
             nb,
             tols,
-            1,
+            min_iterations,
             maxiter,
             dim_factor,
         ))
