@@ -13,8 +13,9 @@
 //!   = Σ_G V(G) e^{iG·τ_a} Q_p(G)*` of a local potential V given on the sphere, summed over
 //!   the G-vector group (collective): the screened coupling is `D^0 + ΔD`.
 //! - Q_p(G) is formed when needed from Y_LM(Ĝ) of this rank's entries (stored once) and the
-//!   radial integrals per |G| shell, as QE's `qvan2`; the density holds one sphere-sized
-//!   buffer per pair of a species at a time, as QE's `addusdens`.
+//!   radial integrals per |G| shell, as QE's `qvan2`, one block of entries at a time: the
+//!   density and the integrals run over blocks of the sphere on the threads and keep no
+//!   sphere-sized buffer per pair or atom (the integrals' blocks are [`ordered_sum`]'s).
 //! - The forces and the stress of the charges in a local potential
 //!   ([`AugmentationCharges::stress`]: the analytic strain derivative of Q_p).
 
@@ -22,12 +23,13 @@ use crate::bands::BandScalar;
 use crate::basis::Basis;
 use crate::clebsch_gordan::{product_ls, real_ylm_upto6, YlmProducts, LMAX_PRODUCT};
 use crate::model::Model;
-use crate::ordered_sum::{ordered_sum, SPHERE_CHUNK as CHUNK};
+use crate::ordered_sum::ordered_sum;
 use crate::terms::nonlocal::KProjectors;
 use num_complex::Complex64;
 use planewave_linalg::Mat;
 use rayon::prelude::*;
 use std::f64::consts::PI;
+use std::ops::Range;
 
 mod stress;
 
@@ -130,52 +132,88 @@ impl AugmentationCharges {
         self.species[species].as_ref().map_or(0, |s| s.ncomp)
     }
 
-    /// `Q_p(G)` of pair `p` of `species` on this rank's entries, into `out`.
-    fn pair_charge(&self, basis: &Basis, (species, p): (usize, usize), out: &mut [Complex64]) {
+    /// `Q_p(G)` of pair `p` of `species` on this rank's entries `range`, into `out` (as long).
+    fn pair_charge(
+        &self,
+        basis: &Basis,
+        (species, p): (usize, usize),
+        range: Range<usize>,
+        out: &mut [Complex64],
+    ) {
         out.fill(Complex64::new(0.0, 0.0));
         let sp = self.species[species]
             .as_ref()
             .expect("an ultrasoft species");
-        (out.par_chunks_mut(CHUNK).enumerate()).for_each(|(c, out)| {
-            for t in &sp.terms[p] {
-                let phase = minus_i_pow(t.big_l);
-                for (i, o) in out.iter_mut().enumerate() {
-                    let g = c * CHUNK + i;
-                    let angular: f64 = (t.harmonics.iter())
-                        .map(|&(lm, ap)| ap * self.ylm[lm][g])
-                        .sum();
-                    *o += phase * (t.radial[basis.rho_shell[g]] * angular);
-                }
+        for t in &sp.terms[p] {
+            let phase = minus_i_pow(t.big_l);
+            for (o, g) in out.iter_mut().zip(range.clone()) {
+                let angular: f64 = (t.harmonics.iter())
+                    .map(|&(lm, ap)| ap * self.ylm[lm][g])
+                    .sum();
+                *o += phase * (t.radial[basis.rho_shell[g]] * angular);
             }
-        });
+        }
     }
 
     /// The augmentation density per spin channel on this rank's density-sphere entries
-    /// (electrons/bohr³ as sphere coefficients) of `becsum`.
+    /// (electrons/bohr³ as sphere coefficients) of `becsum`: dealt over the threads in blocks
+    /// of [`BLOCK`] entries, each formed whole (no sphere-sized temporaries).
     pub fn density(&self, model: &Model, basis: &Basis, becsum: &Becsum) -> Vec<Vec<Complex64>> {
         let (n, zero) = (basis.rho_g.len(), Complex64::new(0.0, 0.0));
-        let mut q = vec![zero; n];
+        let phases = AtomPhases::of(model, basis);
+        let blocks: Vec<Vec<Complex64>> = (0..n.div_ceil(BLOCK))
+            .into_par_iter()
+            .map(|b| {
+                self.density_block(
+                    model,
+                    basis,
+                    (becsum, &phases),
+                    b * BLOCK..n.min((b + 1) * BLOCK),
+                )
+            })
+            .collect();
         let mut rho = vec![vec![zero; n]; becsum.len()];
+        for (s, r) in rho.iter_mut().enumerate() {
+            for (dst, src) in r.chunks_mut(BLOCK).zip(&blocks) {
+                dst.copy_from_slice(&src[s * dst.len()..(s + 1) * dst.len()]);
+            }
+        }
+        rho
+    }
+
+    /// [`Self::density`] on the entries `range`, spin-major: per species, per spin and pair
+    /// `Σ_a becsum_a,p e^{-iG·τ_a}` (QE's aux2, atoms in order), then each `Q_p` once for
+    /// every spin.
+    fn density_block(
+        &self,
+        model: &Model,
+        basis: &Basis,
+        (becsum, phases): (&Becsum, &AtomPhases),
+        range: Range<usize>,
+    ) -> Vec<Complex64> {
+        let (len, zero) = (range.len(), Complex64::new(0.0, 0.0));
+        let mut rho = vec![zero; becsum.len() * len];
+        let (mut q, mut e) = (vec![zero; len], vec![zero; len]);
         for (sp, pairs) in self.species.iter().enumerate() {
             let Some(pairs) = pairs else { continue };
-            // Per spin and pair: Σ_a becsum_a,p e^{-iG·τ_a} (QE's aux2), each atom's phases
-            // formed once; then each Q_p once for every spin.
-            let mut weighted = vec![vec![vec![zero; n]; pairs.terms.len()]; becsum.len()];
+            let np = pairs.terms.len();
+            let mut weighted = vec![zero; becsum.len() * np * len];
             for (a, atom) in model.crystal.atoms.iter().enumerate() {
                 if atom.species != sp {
                     continue;
                 }
-                let phase = structure_phases(basis, atom.frac);
-                for (w_s, b_s) in weighted.iter_mut().zip(becsum) {
-                    for (w, b) in w_s.iter_mut().zip(&b_s[a]) {
-                        (w.par_iter_mut().zip(&phase)).for_each(|(w, e)| *w += e * b);
+                phases.fill(a, basis, range.clone(), &mut e);
+                for (w_s, b_s) in weighted.chunks_mut(np * len).zip(becsum) {
+                    for (w, b) in w_s.chunks_mut(len).zip(&b_s[a]) {
+                        w.iter_mut().zip(&e).for_each(|(w, e)| *w += e * b);
                     }
                 }
             }
-            for p in 0..pairs.terms.len() {
-                self.pair_charge(basis, (sp, p), &mut q);
-                for (r_s, w_s) in rho.iter_mut().zip(&weighted) {
-                    (r_s.par_iter_mut().zip(&q).zip(&w_s[p]))
+            for p in 0..np {
+                self.pair_charge(basis, (sp, p), range.clone(), &mut q);
+                for (r_s, w_s) in rho.chunks_mut(len).zip(weighted.chunks(np * len)) {
+                    let w = &w_s[p * len..(p + 1) * len];
+                    (r_s.iter_mut().zip(&q).zip(w))
                         .for_each(|((r, q), w)| *r += q * w / basis.volume);
                 }
             }
@@ -226,41 +264,30 @@ impl AugmentationCharges {
     }
 
     /// `Re Σ_G f(G) e^{iG·τ_a} Q_p(G)*` for every field f (on this rank's sphere entries),
-    /// atom and pair (`[field][atom][pair]`), summed over the G-vector group. Collective.
+    /// atom and pair (`[field][atom][pair]`), summed over the G-vector group: each species'
+    /// sums over the fixed ranges of [`ordered_sum`] (the same on any thread count), each
+    /// range's `Q_p` formed once. Collective.
     fn integrals(&self, model: &Model, basis: &Basis, v_g: &[Vec<Complex64>]) -> Becsum {
-        let n = basis.rho_g.len();
-        let mut q = vec![Complex64::new(0.0, 0.0); n];
         let natoms = model.crystal.atoms.len();
+        let phases = AtomPhases::of(model, basis);
         let mut out: Becsum = vec![vec![Vec::new(); natoms]; v_g.len()];
         for (sp, pairs) in self.species.iter().enumerate() {
             let Some(pairs) = pairs else { continue };
             let atoms: Vec<usize> = (0..natoms)
                 .filter(|&a| model.crystal.atoms[a].species == sp)
                 .collect();
-            // V(G) e^{iG·τ_a} per field and atom of the species, each atom's phases formed once.
-            let phases: Vec<Vec<Complex64>> = (atoms.iter())
-                .map(|&a| structure_phases(basis, model.crystal.atoms[a].frac))
-                .collect();
-            let shifted: Vec<Vec<Vec<Complex64>>> = (v_g.iter())
-                .map(|v| {
-                    (phases.iter())
-                        .map(|phase| {
-                            (v.par_iter().zip(phase))
-                                .map(|(v, e)| v * e.conj())
-                                .collect()
-                        })
-                        .collect()
-                })
-                .collect();
+            let np = pairs.terms.len();
+            let zero = vec![0.0; v_g.len() * atoms.len() * np];
+            let part =
+                |r: Range<usize>| self.integrals_on(basis, (sp, np), (&atoms, &phases), v_g, r);
+            let sums = ordered_sum(basis.rho_g.len(), zero, part, |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            });
+            let mut it = sums.chunks(np);
             for out_s in out.iter_mut() {
-                atoms.iter().for_each(|&a| out_s[a].clear());
-            }
-            for p in 0..pairs.terms.len() {
-                self.pair_charge(basis, (sp, p), &mut q);
-                for (out_s, per_atom) in out.iter_mut().zip(&shifted) {
-                    for (w, &a) in per_atom.iter().zip(&atoms) {
-                        out_s[a].push(real_dot(w, &q));
-                    }
+                for &a in &atoms {
+                    out_s[a] = it.next().expect("a sum per field, atom and pair").to_vec();
                 }
             }
         }
@@ -271,6 +298,60 @@ impl AugmentationCharges {
             *x = it.next().expect("as many sums as values");
         }
         out
+    }
+
+    /// The sums of [`Self::integrals`] for the `np` pairs of species `sp` and its `atoms` over
+    /// the entries `range`, as `[field][atom][pair]`; each in entry order.
+    fn integrals_on(
+        &self,
+        basis: &Basis,
+        (sp, np): (usize, usize),
+        (atoms, phases): (&[usize], &AtomPhases),
+        v_g: &[Vec<Complex64>],
+        range: Range<usize>,
+    ) -> Vec<f64> {
+        let (len, zero) = (range.len(), Complex64::new(0.0, 0.0));
+        let mut q = vec![zero; np * len];
+        for (p, q) in q.chunks_mut(len).enumerate() {
+            self.pair_charge(basis, (sp, p), range.clone(), q);
+        }
+        let (mut e, mut w) = (vec![zero; len], vec![zero; len]);
+        let mut sums = vec![0.0; v_g.len() * atoms.len() * np];
+        let mut slots = sums.chunks_mut(np);
+        for v in v_g {
+            for &a in atoms {
+                phases.fill(a, basis, range.clone(), &mut e);
+                (w.iter_mut().zip(&v[range.clone()]).zip(&e))
+                    .for_each(|((w, v), e)| *w = v * e.conj());
+                let slot = slots.next().expect("a slot per field and atom");
+                for (x, q) in slot.iter_mut().zip(q.chunks(len)) {
+                    *x = (w.iter().zip(q)).map(|(w, q)| (w * q.conj()).re).sum();
+                }
+            }
+        }
+        sums
+    }
+}
+
+/// Entries per parallel block of [`AugmentationCharges::density`] (its spin × pair sums of a
+/// block stay in the cache: 2 spins × 36 pairs × 256 × 16 B = 295 kB).
+const BLOCK: usize = 256;
+
+/// Every atom's `e^{-iG·τ}` factors, to form its phases on any entries of the density sphere.
+struct AtomPhases(Vec<crate::terms::nonlocal::AtomPhase>);
+
+impl AtomPhases {
+    fn of(model: &Model, basis: &Basis) -> Self {
+        let of = |x| crate::terms::nonlocal::AtomPhase::new(x, [0.0; 3], &basis.rho_millers);
+        Self(model.crystal.atoms.iter().map(|a| of(a.frac)).collect())
+    }
+
+    /// Atom `a`'s `e^{-iG·τ_a}` on this rank's entries `range`, into `out` (as long).
+    fn fill(&self, a: usize, basis: &Basis, range: Range<usize>, out: &mut [Complex64]) {
+        let m = &basis.rho_millers[range];
+        out.iter_mut()
+            .zip(m)
+            .for_each(|(o, m)| *o = self.0[a].of(m));
     }
 }
 
@@ -322,23 +403,6 @@ fn ylm_table(gs: &[[f64; 3]]) -> Vec<Vec<f64>> {
         }
     }
     ylm
-}
-
-/// `Re Σ_g w(g) q(g)*`, dealt over the threads in fixed chunks summed in order (the same sum
-/// whatever the threads).
-fn real_dot(w: &[Complex64], q: &[Complex64]) -> f64 {
-    let part = |r: std::ops::Range<usize>| {
-        (w[r.clone()].iter().zip(&q[r]))
-            .map(|(w, q)| (w * q.conj()).re)
-            .sum()
-    };
-    ordered_sum(w.len(), 0.0, part, |a, b| a + b)
-}
-
-/// `e^{-iG·τ}` of the atom at fractional position `x` on this rank's density-sphere entries.
-fn structure_phases(basis: &Basis, x: [f64; 3]) -> Vec<Complex64> {
-    let f = crate::terms::nonlocal::AtomPhase::new(x, [0.0; 3], &basis.rho_millers);
-    basis.rho_millers.par_iter().map(|m| f.of(m)).collect()
 }
 
 /// (-i)^l.
