@@ -80,7 +80,8 @@ struct SpeciesPairs {
 pub struct AugmentationCharges {
     /// Per species: its pairs (None: norm-conserving).
     species: Vec<Option<SpeciesPairs>>,
-    /// `ylm[L² + M][g]` of this rank's density-sphere entries, L ≤ 6.
+    /// `ylm[L² + M][g]` of this rank's density-sphere entries, L up to the largest of the
+    /// species' pairs (2 l_max of their projectors: 2 for s and p projectors, 9 harmonics).
     ylm: Vec<Vec<f64>>,
 }
 
@@ -110,9 +111,14 @@ impl AugmentationCharges {
         if species.iter().all(Option::is_none) {
             return None;
         }
+        let lmax = (species.iter().flatten())
+            .flat_map(|s| s.terms.iter().flatten())
+            .map(|t| t.big_l)
+            .max()
+            .unwrap_or(0);
         Some(Self {
             species,
-            ylm: ylm_table(&basis.rho_g),
+            ylm: ylm_table(&basis.rho_g, lmax),
         })
     }
 
@@ -390,12 +396,13 @@ fn species_pairs(aug: &crate::pseudo::augmentation::Augmentation, basis: &Basis)
     }
 }
 
-/// `Y_LM(Ĝ)` for L ≤ 6 of every vector of `gs`, as `[L² + M][g]`.
-fn ylm_table(gs: &[[f64; 3]]) -> Vec<Vec<f64>> {
-    let mut ylm = vec![vec![0.0; gs.len()]; (LMAX_PRODUCT + 1).pow(2)];
+/// `Y_LM(Ĝ)` for L ≤ `lmax` (at most [`LMAX_PRODUCT`]) of every vector of `gs`, as
+/// `[L² + M][g]`.
+fn ylm_table(gs: &[[f64; 3]], lmax: usize) -> Vec<Vec<f64>> {
+    let mut ylm = vec![vec![0.0; gs.len()]; (lmax + 1).pow(2)];
     let mut y = [0.0; 2 * LMAX_PRODUCT + 1];
     for (i, g) in gs.iter().enumerate() {
-        for l in 0..=LMAX_PRODUCT {
+        for l in 0..=lmax {
             real_ylm_upto6(l, *g, &mut y);
             for m in 0..2 * l + 1 {
                 ylm[l * l + m][i] = y[m];
