@@ -127,9 +127,10 @@ fn each_with_draws<T: Scalar>(
     }
 }
 
-/// Every coefficient of the band block `m` at `kpt` (its columns the global bands `bands`)
-/// multiplied by `1 + amplitude r`, r uniform in [-1, 1) and drawn per global row from the
-/// stream `(seed, b)` of its band b: QE's `startingwfc = 'atomic+random'`. The noise breaks
+/// Every coefficient of the block `m` at `kpt` (its columns named `bands`: global bands, or
+/// orbitals) multiplied by `1 + amplitude r`, r uniform in [-1, 1) and drawn per global row from
+/// the stream `(seed, b)` of its column's name b: like QE's `startingwfc = 'atomic+random'`,
+/// whose factor is complex. The noise breaks
 /// the symmetry of a start made of atomic orbitals, which Davidson keeps (H commutes with the
 /// crystal's operations), so that every symmetry of state can be reached. The same on every
 /// layout.

@@ -636,8 +636,11 @@ pub const MPI_LIBRARY_SHARE: f64 = 12.0 * 1048576.0;
 /// flight in the band ring when bands are dealt), all divided over the G-vector group, the
 /// bands and the workspace also over the band groups; density-sized arrays, one density
 /// grid's worth that does not shrink with the group (whole-sphere index lists, the dense
-/// kernels' packing buffers) and 1.4 that do (densities, potentials, the mixing history, the
-/// transforms' buffers); a fixed base (program, libraries, thread stacks).
+/// kernels' packing buffers) and 1.4 that do (densities, potentials, the transforms' buffers),
+/// plus the mixer's history and a gradient functional's grids (`density_work_bytes`, since
+/// 2026-11-28: the fit had the history inside it on norm-conserving cases, so these now
+/// overestimate them by about 10%, the safe side); the augmentation's Y_LM table; a fixed base
+/// (program, libraries, thread stacks).
 ///
 /// Calibration (2026-11-23, with projectors built block by block above
 /// `STORED_PROJECTORS_MAX` and one k-point's P kept whole at a time below it, the 1 MiB mmap
@@ -649,7 +652,8 @@ pub const MPI_LIBRARY_SHARE: f64 = 12.0 * 1048576.0;
 /// 54 MiB each (52); examples/si.toml 21 MiB (23). Hybrids (2026-11-24, with the exchange
 /// term): h2o_pbe0_gth_gamma one rank 97 MiB (90); si2_pbe0_sg15 one rank 27 MiB (28) with the
 /// k + q orbitals dealt by band group and built one share at a time (52 MiB when every
-/// image's orbitals were held at once).
+/// image's orbitals were held at once). Since `density_work_bytes` (2026-11-28): si64 one rank
+/// 289 MiB (322), si2_pbe_dojo 19 (26), h2o_pbe_us_paw_gamma 224 (213; with LDA 174 / 166).
 pub fn memory_per_rank(
     model: &Model,
     ecut: f64,
@@ -711,8 +715,7 @@ pub fn memory_parts(
 ) -> MemoryParts {
     let (band_groups, gvector_ranks) = groups;
     let Cutoffs { wfc: ecut, rho } = cutoffs.into();
-    let npw_est =
-        model.crystal.volume * (2.0 * ecut).powf(1.5) / (6.0 * std::f64::consts::PI.powi(2));
+    let npw_est = sphere_size(model, ecut);
     let nproj: f64 = model
         .crystal
         .atoms
@@ -771,13 +774,19 @@ pub fn memory_parts(
     }
 }
 
+/// The plane waves of `model`'s cell in the sphere |G|²/2 ≤ `ecut` (Ha), estimated from the
+/// sphere's volume.
+fn sphere_size(model: &Model, ecut: f64) -> f64 {
+    model.crystal.volume * (2.0 * ecut).powf(1.5) / (6.0 * std::f64::consts::PI.powi(2))
+}
+
 /// The SCF's work on the density beyond the fitted grids (bytes, the whole sphere of `ecut_rho`):
-/// the mixer's history, the default depth's pairs of sphere vectors per spin channel, and a gradient functional's fields, about [`GGA_FIELDS`] real grids of the FFT box
-/// (2.2 points per sphere entry). h2o_pbe_us_paw_gamma (80³ box, 233577 entries) peaked at
+/// the mixer's history, the default depth's pairs of sphere vectors per spin channel, and a
+/// gradient functional's fields, about [`GGA_FIELDS`] real grids of the FFT box (2.2 points
+/// per sphere entry). h2o_pbe_us_paw_gamma (80³ box, 233577 entries) peaked at
 /// 224 MiB with PBE and 174 MiB with LDA against an estimate of 109 MiB without them.
 fn density_work_bytes(model: &Model, ecut_rho: f64) -> f64 {
-    let sphere =
-        model.crystal.volume * (2.0 * ecut_rho).powf(1.5) / (6.0 * std::f64::consts::PI.powi(2));
+    let sphere = sphere_size(model, ecut_rho);
     let depth = planewave_input::MixingSpec::default().depth as f64;
     let mixer = 2.0 * depth * model.nspin() as f64 * sphere * 16.0;
     let gga = if model.functional.is_gga() {
@@ -803,8 +812,7 @@ fn augmentation_bytes(model: &Model, ecut_rho: f64) -> f64 {
     else {
         return 0.0;
     };
-    let sphere =
-        model.crystal.volume * (2.0 * ecut_rho).powf(1.5) / (6.0 * std::f64::consts::PI.powi(2));
+    let sphere = sphere_size(model, ecut_rho);
     sphere * ((lmax + 1).pow(2) * 8) as f64
 }
 

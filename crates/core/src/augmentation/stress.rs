@@ -72,10 +72,7 @@ fn species_strain(
         v_g,
         becsum,
     };
-    let lmax = (pairs.terms.iter().flatten())
-        .map(|t| t.big_l)
-        .max()
-        .unwrap_or(0);
+    let lmax = pairs.lmax();
     let slopes = radial_slopes(model, basis, (sp, pairs));
     let part = |range: std::ops::Range<usize>| {
         let mut acc = [0.0; 6];

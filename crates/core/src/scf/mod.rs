@@ -47,11 +47,11 @@ const OCCUPIED: f64 = 1e-6;
 /// 2.3130 eV for band 6 where QE has 2.2452.
 const ORBITAL_NOISE: f64 = 0.05;
 
-/// The loosest residual target of the final pass on a converged loop's empty bands
-/// ([`Engine::polish`]), whose empty bands go to [`crate::eigensolver::EMPTY_TOL_FACTOR`] times
-/// it (1e-4). Their eigenvalues' error goes as the residual's square: h2o_pbe_us_paw_gamma's
-/// band 6 (`nbnd = 6`) took 34 Davidson iterations to it and came within 2.2e-7 Ha of its
-/// value after 100 (QE's default converges empty bands to 1e-5 Ry in the eigenvalue).
+/// The residual target of the final pass on a converged loop's empty bands ([`Engine::polish`]);
+/// Davidson takes them to [`crate::eigensolver::EMPTY_TOL_FACTOR`] times it (1e-4). Their
+/// eigenvalues' error goes as the residual's square: h2o_pbe_us_paw_gamma's band 6 (`nbnd =
+/// 6`) took 34 Davidson iterations to it and came within 2.2e-7 Ha of its value after 100.
+/// (QE's default stops its empty bands at an eigenvalue change of 1e-5 Ry.)
 const POLISH_TOL: f64 = 1e-5;
 
 /// The most Davidson iterations of that final pass. The highest band converges at the rate set
@@ -198,6 +198,17 @@ pub struct Timings {
     pub checkpoint: f64,
     /// Whole SCF.
     pub total: f64,
+}
+
+impl Timings {
+    /// An eigensolve's `seconds` and its operators' times `applied` added to their parts.
+    fn add_eigensolve(&mut self, seconds: f64, applied: &ApplyTimes) {
+        self.eigensolver += seconds;
+        self.h_local += applied.local;
+        self.h_nonlocal += applied.projectors;
+        self.h_exchange += applied.low_rank;
+        self.subspace += applied.subspace;
+    }
 }
 
 /// The converged (or last) state.
@@ -745,11 +756,8 @@ impl<'a, T: BandScalar> Engine<'a, T> {
                 (tol, maxiter, 1),
                 &n_occupied,
             )?;
-            rec.timings.eigensolver += t0.elapsed().as_secs_f64();
-            rec.timings.h_local += applied.local;
-            rec.timings.h_nonlocal += applied.projectors;
-            rec.timings.h_exchange += applied.low_rank;
-            rec.timings.subspace += applied.subspace;
+            rec.timings
+                .add_eigensolve(t0.elapsed().as_secs_f64(), &applied);
             let occ = occupation::compute(model, &eig, &self.weights)?;
             for (n_s, occ_s) in n_occupied.iter_mut().zip(&occ.occ) {
                 for (n, o) in n_s.iter_mut().zip(occ_s) {
@@ -800,10 +808,9 @@ impl<'a, T: BandScalar> Engine<'a, T> {
             }));
             previous_exact = exact;
             if done {
-                let t0 = Instant::now();
-                let polished = self.polish(psi, (&state, &potentials.total), tol, &n_occupied)?;
+                let step = (tol, n_occupied.as_slice(), exx_on);
+                let polished = self.polish(psi, (&state, &potentials.total), step, rec)?;
                 let eig = polished.unwrap_or(eig);
-                rec.timings.eigensolver += t0.elapsed().as_secs_f64();
                 return Ok(LoopEnd {
                     converged: true,
                     stopped: None,
@@ -977,24 +984,33 @@ impl<'a, T: BandScalar> Engine<'a, T> {
 
     /// The bands `psi` of a converged loop with their empty bands converged too, at the last
     /// step's operators `state` and potentials `veff` (an SCF step stops iterating on them
-    /// after [`crate::eigensolver::davidson::EMPTY_ONLY_ITERATIONS`]), to the residual of the
-    /// step's `tol` or [`POLISH_TOL`], whichever is looser: their eigenvalues, or None
-    /// (nothing done) when no (spin, k) block has an empty band. The occupied bands are
-    /// converged already, so the density, the energies and the occupations stay those of the
-    /// loop. Collective.
+    /// after [`crate::eigensolver::davidson::EMPTY_ONLY_ITERATIONS`]): their eigenvalues, the
+    /// pass's times added to `rec`. Done when the step's tolerance `tol` is [`POLISH_TOL`] or
+    /// tighter, to that tolerance (Davidson: 10 times it for the empty bands), so that the
+    /// occupied bands are converged already and the density, the energies and the occupations
+    /// stay the loop's (an occupied band the step left above it, at its iteration limit, is
+    /// converged too, and the forces see it). None (nothing done) when no (spin, k) block has
+    /// an empty band (`n_occupied`), when `tol` is looser (a loosened loop, or one converged
+    /// from its first step), and on a hybrid's semilocal start (`exx_on` false), whose
+    /// Hamiltonian the next loop changes. Collective.
     fn polish(
         &self,
         psi: &mut [Vec<Mat<T>>],
         (state, veff): (&State<'_, T>, &[Vec<f64>]),
-        tol: f64,
-        n_occupied: &[Vec<usize>],
+        (tol, n_occupied, exx_on): (f64, &[Vec<usize>], bool),
+        rec: &mut Record,
     ) -> Result<Option<Eigenvalues>, String> {
         let nbands = self.params.nbands;
-        if n_occupied.iter().flatten().all(|&n| n >= nbands) {
+        let all_occupied = n_occupied.iter().flatten().all(|&n| n >= nbands);
+        let hybrid_start = self.model.hybrid.is_some() && !exx_on;
+        if all_occupied || tol > POLISH_TOL || hybrid_start {
             return Ok(None);
         }
-        let tols = (tol.max(POLISH_TOL), POLISH_MAX_ITERATIONS, 0);
-        let (eig, _, _) = self.solve(psi, state, veff, tols, n_occupied)?;
+        let t0 = Instant::now();
+        let tols = (POLISH_TOL, POLISH_MAX_ITERATIONS, 0);
+        let (eig, _, applied) = self.solve(psi, state, veff, tols, n_occupied)?;
+        rec.timings
+            .add_eigensolve(t0.elapsed().as_secs_f64(), &applied);
         Ok(Some(eig))
     }
 
