@@ -169,7 +169,7 @@ impl AugmentationCharges {
 
     /// The augmentation density per spin channel on this rank's density-sphere entries
     /// (electrons/bohr³ as sphere coefficients) of `becsum`: dealt over the threads in blocks
-    /// of [`BLOCK`] entries, each formed whole (no sphere-sized temporaries).
+    /// of 256 entries, each formed whole (no sphere-sized temporaries).
     pub fn density(&self, model: &Model, basis: &Basis, becsum: &Becsum) -> Vec<Vec<Complex64>> {
         let (n, zero) = (basis.rho_g.len(), Complex64::new(0.0, 0.0));
         let phases = AtomPhases::of(model, basis);
