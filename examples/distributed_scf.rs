@@ -69,7 +69,7 @@ fn run(world: Arc<dyn Communicator>) -> Option<(f64, Vec<[f64; 3]>)> {
         policies: Policies::standard(AndersonKerker {
             beta: 0.7,
             depth: 8,
-            kerker_q0: 0.8,
+            kerker_q0: planewave::core::input::KERKER_Q0,
         }),
         seed: 42,
         start: Default::default(),

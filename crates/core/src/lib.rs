@@ -60,5 +60,6 @@ pub mod symmetry;
 pub mod terms;
 pub mod tetrahedra;
 pub mod tuning;
+pub mod vacuum;
 pub mod workflow;
 pub mod xc;

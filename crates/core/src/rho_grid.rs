@@ -43,6 +43,18 @@ impl Basis {
             .map_or(self.grid_len(), |d| d.layout().len())
     }
 
+    /// Grid indices `(i0, i1, i2)` of this rank's grid point `l` (C order, i2 fastest, without
+    /// a deal; the deal's own order with one).
+    pub fn rho_real_point(&self, l: usize) -> [usize; 3] {
+        match &self.rho_dist {
+            Some(d) => d.layout().point(l),
+            None => {
+                let [_, n1, n2] = self.grid.dims;
+                [l / (n1 * n2), (l / n2) % n1, l % n2]
+            }
+        }
+    }
+
     /// Complete a sum over the density sphere or grid: this rank's partial sums become the
     /// total on every rank of the G-vector group (nothing to do when they are whole).
     /// Collective on the group.

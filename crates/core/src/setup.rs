@@ -6,7 +6,7 @@ use crate::basis::{Basis, Cutoffs};
 use crate::crystal::{Atom, Crystal};
 use crate::device::GpuMemory;
 use crate::eigensolver::Eigensolver;
-use crate::input::{InputError, InputFormat, Kpoints, RunSpec, Spin};
+use crate::input::{InputError, InputFormat, Kpoints, RunSpec, Spin, KERKER_Q0};
 use crate::model::{Model, Species, SpinMode};
 use crate::parallel::{agree_on, Parallel};
 use crate::pseudo::Pseudopotential;
@@ -15,6 +15,7 @@ use crate::scf::ScfParams;
 use crate::smearing::Smearing;
 use crate::symmetry::{find_symmetries, monkhorst_pack, reduce_kpoints, SymOp};
 use crate::terms::nonlocal::STORED_PROJECTORS_MAX;
+use crate::vacuum::Vacuum;
 use crate::xc::Functional;
 use planewave_comm::topology::ProblemSize;
 use planewave_comm::{Communicator, Layout, Solo};
@@ -178,6 +179,7 @@ pub fn build_following(
             .with_hint("or run on the CPU: --device cpu, [parallel] device = \"cpu\"")
     })?;
     let basis = plan.basis(&spec, world, &model, &kpoints, previous)?;
+    let kerker_q0 = kerker_of(&spec, &model, &basis, &mut notes);
     let params = ScfParams {
         nbands,
         energy_tolerance: spec.scf.energy_tolerance,
@@ -188,7 +190,7 @@ pub fn build_following(
         policies: Policies::standard(AndersonKerker {
             beta: spec.scf.mixing.beta,
             depth: spec.scf.mixing.depth,
-            kerker_q0: spec.scf.mixing.kerker_q0,
+            kerker_q0,
         }),
         seed: spec.scf.seed,
         start: spec.scf.start,
@@ -208,6 +210,28 @@ pub fn build_following(
         warnings,
         notes,
     })
+}
+
+/// The Kerker wave vector (1/bohr): the input's; else none when vacuum isolates the atoms
+/// ([`Vacuum`]), with a note, and [`KERKER_Q0`] otherwise. Collective on the G-vector group.
+fn kerker_of(spec: &RunSpec, model: &Model, basis: &Basis, notes: &mut Vec<String>) -> f64 {
+    if let Some(q0) = spec.scf.mixing.kerker_q0 {
+        return q0;
+    }
+    let vacuum = Vacuum::of(model, basis);
+    if !vacuum.isolated() {
+        return KERKER_Q0;
+    }
+    let force = match spec.origin.format {
+        InputFormat::Toml => "[scf] mixing = { kerker_q0 = 0.8 }",
+        InputFormat::QuantumEspresso => "mixing_mode = 'TF'",
+    };
+    notes.push(format!(
+        "mixing without Kerker's preconditioner: vacuum planes along every lattice direction \
+         ({} of them) isolate the atoms; {force} keeps it",
+        vacuum.describe()
+    ));
+    0.0
 }
 
 /// Every species' pseudopotential, read on every rank; one rank's failure is every rank's

@@ -63,7 +63,8 @@
 //! energy_tolerance = 1e-8 # Ha
 //! density_tolerance = 1e-7
 //! max_iterations = 100
-//! mixing = { beta = 0.7, depth = 8, kerker_q0 = 0.8 }  # kerker_q0 in 1/bohr (0 = no Kerker)
+//! mixing = { beta = 0.7, depth = 8, kerker_q0 = 0.8 }  # kerker_q0 in 1/bohr (0 = no Kerker;
+//!                                                   # omitted: 0.8, or 0 for an isolated system)
 //! eigensolver = "davidson"  # davidson | lobpcg
 //! davidson_dim = 3        # Davidson search space / bands (QE diago_david_ndim), 2..=8
 //! seed = 42
@@ -486,6 +487,9 @@ impl Default for RelaxSpec {
     }
 }
 
+/// The Kerker wave vector of a run that does not set one and is not isolated (1/bohr).
+pub const KERKER_Q0: f64 = 0.8;
+
 /// Density mixing (Anderson/Pulay with Kerker preconditioning).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MixingSpec {
@@ -493,8 +497,9 @@ pub struct MixingSpec {
     pub beta: f64,
     /// History depth (default 8).
     pub depth: usize,
-    /// Kerker wave vector in 1/bohr (default 0.8; 0 disables Kerker).
-    pub kerker_q0: f64,
+    /// Kerker wave vector in 1/bohr (0 disables Kerker). None (the default): the run chooses,
+    /// [`KERKER_Q0`] unless the atoms are isolated by vacuum in every direction, then none.
+    pub kerker_q0: Option<f64>,
 }
 
 impl Default for MixingSpec {
@@ -502,7 +507,7 @@ impl Default for MixingSpec {
         MixingSpec {
             beta: 0.7,
             depth: 8,
-            kerker_q0: 0.8,
+            kerker_q0: None,
         }
     }
 }

@@ -37,8 +37,9 @@
 //! * `conv_thr` (Ry, QE default 1e-6) -> energy_tolerance = conv_thr/2 Ha and
 //!   density_tolerance = sqrt(energy_tolerance / 10): the energy error of a density residual R is
 //!   second order, about 10 R^2 Ha for small cells, so this stops where QE's estimate would.
-//! * `mixing_beta`, `mixing_ndim`, `electron_maxstep`; `mixing_mode` must be plain
-//!   (planewave's Kerker preconditioner with its default q0 is used regardless).
+//! * `mixing_beta`, `mixing_ndim`, `electron_maxstep`. `mixing_mode`: plain (QE's default)
+//!   -> planewave's own choice of preconditioner (Kerker's with q0 = 0.8/bohr, none for an
+//!   isolated molecule or atom); TF or local-TF -> Kerker's always, the nearest planewave has.
 //! * `diagonalization`: david, rmm-davidson -> davidson; cg, ppcg, paro, rmm-paro ->
 //!   lobpcg; absent -> davidson (QE's default too). `diago_david_ndim` -> the Davidson
 //!   search space (planewave's default is 3, QE's 2).
@@ -711,15 +712,20 @@ impl Reader<'_> {
         if let Some(n) = el.mixing_ndim {
             scf.mixing.depth = self.count("mixing_ndim", n)?;
         }
-        if let Some(m) = el.mixing_mode.as_deref().filter(|m| lower(m) != "plain") {
-            let e = self.err(
-                "mixing_mode",
-                format!("mixing_mode = '{m}' is not supported"),
-            );
-            return Err(
-                e.with_hint("use 'plain' (planewave always applies its Kerker preconditioner)")
-            );
-        }
+        scf.mixing.kerker_q0 = match el.mixing_mode.as_deref().map(lower).as_deref() {
+            None | Some("plain") => None,
+            Some("tf" | "local-tf") => Some(crate::KERKER_Q0),
+            Some(m) => {
+                let e = self.err(
+                    "mixing_mode",
+                    format!("mixing_mode = '{m}' is not supported"),
+                );
+                return Err(e.with_hint(
+                    "use 'plain' (planewave's choice: Kerker's preconditioner, none for an \
+                     isolated system) or 'TF' (Kerker's always)",
+                ));
+            }
+        };
         if let Some(d) = el.diagonalization.as_deref().map(lower) {
             scf.eigensolver = match d.as_str() {
                 "david" | "davidson" | "rmm-davidson" => "davidson".to_string(),
@@ -855,6 +861,26 @@ K_POINTS automatic
         assert_eq!(p(&with("4")).unwrap().scf.davidson_dim, 4);
         fails(&with("1"), "diago_david_ndim", "2 to 8 times the bands");
         fails(&with("40"), "diago_david_ndim", "got 40");
+    }
+
+    #[test]
+    fn mixing_mode_chooses_the_preconditioner() {
+        let with = |m: &str| {
+            SI2.replace(
+                "mixing_beta=0.7",
+                &format!("mixing_beta=0.7, mixing_mode={m}"),
+            )
+        };
+        assert_eq!(p(SI2).unwrap().scf.mixing.kerker_q0, None);
+        assert_eq!(p(&with("'plain'")).unwrap().scf.mixing.kerker_q0, None);
+        assert_eq!(
+            p(&with("'TF'")).unwrap().scf.mixing.kerker_q0,
+            Some(crate::KERKER_Q0)
+        );
+        assert_eq!(
+            p(&with("'local-TF'")).unwrap().scf.mixing.kerker_q0,
+            Some(crate::KERKER_Q0)
+        );
     }
 
     #[test]
@@ -1248,9 +1274,9 @@ K_POINTS automatic
             "linearly dependent",
         );
         fails(
-            &SI2.replace("mixing_beta=0.7", "mixing_beta=0.7, mixing_mode='TF'"),
+            &SI2.replace("mixing_beta=0.7", "mixing_beta=0.7, mixing_mode='broyden'"),
             "mixing_mode",
-            "TF",
+            "broyden",
         );
         fails(&SI2.replace("nbnd=8", "nbnd=8, nbnd=9"), "nbnd", "twice");
         let e = fails(

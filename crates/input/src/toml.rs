@@ -575,7 +575,7 @@ impl Scf {
                 depth: m
                     .depth
                     .map_or(Ok(d.depth), |v| doc.count("scf.mixing.depth", v))?,
-                kerker_q0: m.kerker_q0.unwrap_or(d.kerker_q0),
+                kerker_q0: m.kerker_q0.or(d.kerker_q0),
             };
         }
         if let Some(e) = self.eigensolver {
@@ -863,7 +863,7 @@ nbands = 2
             MixingSpec {
                 beta: 0.3,
                 depth: 4,
-                kerker_q0: 0.0
+                kerker_q0: Some(0.0)
             }
         );
         assert_eq!(

@@ -82,7 +82,7 @@ pub(crate) const QE_KEYS: KeyNames = KeyNames {
     max_iterations: "electron_maxstep",
     mixing_beta: "mixing_beta",
     mixing_depth: "mixing_ndim",
-    kerker_q0: "kerker_q0",
+    kerker_q0: "mixing_mode",
     functional: "input_dft",
     smearing: "occupations",
     spin: "nspin",
@@ -548,15 +548,16 @@ pub(crate) fn validate(spec: &RunSpec, names: &KeyNames, lines: &Lines) -> Resul
             "the mixing history depth must be at least 1",
         ));
     }
-    if !(scf.mixing.kerker_q0.is_finite() && scf.mixing.kerker_q0 >= 0.0) {
+    if let Some(q0) = scf
+        .mixing
+        .kerker_q0
+        .filter(|q| !(q.is_finite() && *q >= 0.0))
+    {
         return Err(err(
             file,
             names.kerker_q0,
             lines.key(names.kerker_q0),
-            format!(
-                "must be >= 0 (1/bohr; 0 disables Kerker), got {}",
-                scf.mixing.kerker_q0
-            ),
+            format!("must be >= 0 (1/bohr; 0 disables Kerker), got {q0}"),
         ));
     }
     Ok(())
