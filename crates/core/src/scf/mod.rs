@@ -34,7 +34,7 @@ use crate::terms::term::{self, Bands, State};
 use num_complex::Complex64;
 use planewave_linalg::Mat;
 pub use policies::Policies;
-use policies::{ConvergenceQuery, ToleranceQuery};
+use policies::{ConvergenceQuery, Mixer, ToleranceQuery};
 use std::time::Instant;
 
 /// Occupation (electrons, spin factor included) above which a band counts as occupied for the
@@ -316,6 +316,16 @@ pub(crate) fn screening(
 }
 
 /// Mixing representation (total, magnetisation) <-> spin channels (up, down).
+/// One iteration's input and output densities in the mixer's form ([`to_mix`]).
+type MixPair = (Vec<Vec<Complex64>>, Vec<Vec<Complex64>>);
+
+/// The occupied bands of each (spin, k) block: those up to the last with an occupation above
+/// [`OCCUPIED`].
+fn occupied_counts(occ: &[Vec<Vec<f64>>]) -> Vec<Vec<usize>> {
+    let count = |o: &Vec<f64>| o.iter().rposition(|&f| f > OCCUPIED).map_or(0, |i| i + 1);
+    occ.iter().map(|s| s.iter().map(count).collect()).collect()
+}
+
 fn to_mix(g: &[Vec<Complex64>]) -> Vec<Vec<Complex64>> {
     if g.len() == 1 {
         return g.to_vec();
@@ -730,6 +740,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         let first = rec.history.len();
         let loose_start = tolerances.start_residual.is_none();
         let mut last = None;
+        let mut stopped = None;
         for iteration in first + 1..=first + params.max_iterations {
             let t_it = Instant::now();
             if iteration == 1 && crate::parallel::injected(PANIC_RANK_ENV, par.world().rank()) {
@@ -759,24 +770,12 @@ impl<'a, T: BandScalar> Engine<'a, T> {
             rec.timings
                 .add_eigensolve(t0.elapsed().as_secs_f64(), &applied);
             let occ = occupation::compute(model, &eig, &self.weights)?;
-            for (n_s, occ_s) in n_occupied.iter_mut().zip(&occ.occ) {
-                for (n, o) in n_s.iter_mut().zip(occ_s) {
-                    *n = o.iter().rposition(|&f| f > OCCUPIED).map_or(0, |i| i + 1);
-                }
-            }
+            n_occupied = occupied_counts(&occ.occ);
             let t0 = Instant::now();
             let rho_out = self.density_of(psi, &occ.occ);
             rec.timings.density += t0.elapsed().as_secs_f64();
-            let mix_in = to_mix(&rho_in.g);
-            let mix_out = to_mix(&rho_out.g);
-            let mut r2 = [mix_in
-                .iter()
-                .flatten()
-                .zip(mix_out.iter().flatten())
-                .map(|(a, b)| (a - b).norm_sqr())
-                .sum::<f64>()];
-            basis.sum_over_rho(&mut r2);
-            residual = r2[0].sqrt() * basis.volume.sqrt();
+            let mixed = (to_mix(&rho_in.g), to_mix(&rho_out.g));
+            residual = self.residual(&mixed);
             let t0 = Instant::now();
             let exact =
                 !potentials.expandable() || residual < EXACT_ENERGY_RESIDUALS * tolerances.density;
@@ -823,60 +822,36 @@ impl<'a, T: BandScalar> Engine<'a, T> {
                 });
             }
             let t0 = Instant::now();
-            // PAW's band sums ride along, out of the residual and the mixer's inner products
-            // (as QE's `mix_rho`: weighing them in took 3 to 10 times the iterations).
-            let out_flat = (rho_out.becsum.as_ref()).map_or_else(Vec::new, flat_becsum);
-            let carried = (self.carried_becsum(&rho_in), out_flat);
-            let (next, becsum) = mixer.next(&mix_in, &mix_out, (&carried.0, &carried.1), &|x| {
-                basis.sum_over_rho(x)
-            });
-            let mut mixed = Density::from_g(basis, from_mix(&next));
-            mixed.becsum = rho_out.becsum.clone().map(|mut b| {
-                refill_becsum(&mut b, &becsum);
-                b
-            });
-            rho_in = mixed;
+            rho_in = self.mix(mixer.as_mut(), &rho_in, &rho_out, &mixed);
             rec.timings.mixing += t0.elapsed().as_secs_f64();
             rec.slowest = rec.slowest.max(t_it.elapsed().as_secs_f64());
-            let stopped = params
+            stopped = params
                 .stop
                 .as_ref()
                 .and_then(|w| w.agreed(par.world().as_ref(), rec.slowest));
-            if let Some(plan) = params.checkpoint.as_ref().filter(|_| stopped.is_none()) {
-                if plan.every.is_some_and(|n| n > 0 && iteration % n == 0) {
-                    let snap = Snapshot {
-                        density_g: &rho_in.g,
-                        psi,
-                        nbands: params.nbands,
-                        eigenvalues: &eig,
-                        occupations: &occ,
-                        iteration,
-                        converged: false,
-                        energy: e,
-                    };
-                    save((plan, params), model, basis, &snap, &mut rec.timings)?;
-                }
+            if stopped.is_none() {
+                let snap = Snapshot {
+                    density_g: &rho_in.g,
+                    psi,
+                    nbands: params.nbands,
+                    eigenvalues: &eig,
+                    occupations: &occ,
+                    iteration,
+                    converged: false,
+                    energy: e,
+                };
+                self.checkpoint_due(&snap, &mut rec.timings)?;
             }
             last = Some((energies, exact, eig, occ, rho_out));
             if stopped.is_some() {
-                let (energies, exact, eigenvalues, occupations, density) = last.expect("set above");
-                return Ok(LoopEnd {
-                    converged: false,
-                    stopped,
-                    energies: self.exact(energies, exact, psi, &occupations, &density, ace),
-                    eigenvalues,
-                    occupations,
-                    density,
-                    mixed: Some(rho_in),
-                    residual,
-                });
+                break;
             }
         }
         let (energies, exact, eigenvalues, occupations, density) =
             last.ok_or("max_iterations is 0: nothing was computed")?;
         Ok(LoopEnd {
             converged: false,
-            stopped: None,
+            stopped,
             energies: self.exact(energies, exact, psi, &occupations, &density, ace),
             eigenvalues,
             occupations,
@@ -884,6 +859,60 @@ impl<'a, T: BandScalar> Engine<'a, T> {
             mixed: Some(rho_in),
             residual,
         })
+    }
+
+    /// Saves `snap` when the run's checkpoint plan asks for one every n iterations and this
+    /// is one of them. Collective.
+    fn checkpoint_due(&self, snap: &Snapshot<'_, T>, timings: &mut Timings) -> Result<(), String> {
+        let params = self.params;
+        let Some(plan) = params.checkpoint.as_ref() else {
+            return Ok(());
+        };
+        if !plan
+            .every
+            .is_some_and(|n| n > 0 && snap.iteration.is_multiple_of(n))
+        {
+            return Ok(());
+        }
+        save((plan, params), self.model, self.basis, snap, timings)
+    }
+
+    /// The density residual |rho_out - rho_in| Omega^(1/2) of one iteration's (input, output)
+    /// in the mixer's form. Collective on the G-vector group.
+    fn residual(&self, (input, output): &MixPair) -> f64 {
+        let mut r2 = [input
+            .iter()
+            .flatten()
+            .zip(output.iter().flatten())
+            .map(|(a, b)| (a - b).norm_sqr())
+            .sum::<f64>()];
+        self.basis.sum_over_rho(&mut r2);
+        r2[0].sqrt() * self.basis.volume.sqrt()
+    }
+
+    /// The next input density from this iteration's `rho_in` and `rho_out` (`pair`: both in
+    /// the mixer's form). PAW's band sums ride along, out of the residual and the mixer's
+    /// inner products (as QE's `mix_rho`: weighing them in took 3 to 10 times the
+    /// iterations). Collective on the G-vector group.
+    fn mix(
+        &self,
+        mixer: &mut dyn Mixer,
+        rho_in: &Density,
+        rho_out: &Density,
+        (input, output): &MixPair,
+    ) -> Density {
+        let basis = self.basis;
+        let out_flat = (rho_out.becsum.as_ref()).map_or_else(Vec::new, flat_becsum);
+        let carried = (self.carried_becsum(rho_in), out_flat);
+        let (next, becsum) = mixer.next(input, output, (&carried.0, &carried.1), &|x| {
+            basis.sum_over_rho(x)
+        });
+        let mut mixed = Density::from_g(basis, from_mix(&next));
+        mixed.becsum = rho_out.becsum.clone().map(|mut b| {
+            refill_becsum(&mut b, &becsum);
+            b
+        });
+        mixed
     }
 
     /// The lowest bands of every (spin, k) block this rank computes, for the Hamiltonian of
