@@ -64,6 +64,11 @@ fn max_diff(a: &[f64], b: &[f64]) -> f64 {
 }
 
 fn check_layouts(case: &str, rank_counts: &[usize]) {
+    check_layouts_within(case, rank_counts, 1e-8)
+}
+
+/// As [`check_layouts`], the eigenvalues equal to `eigen_tol` (Ha).
+fn check_layouts_within(case: &str, rank_counts: &[usize], eigen_tol: f64) {
     let serial = run_on(case, Arc::new(Solo), (None, None, false));
     for &n in rank_counts {
         // Every k-point-group × band-group split (the default choice resolves to one of them),
@@ -104,7 +109,7 @@ fn check_layouts(case: &str, rank_counts: &[usize]) {
                 let de = (p.energy - serial.energy).abs();
                 assert!(de < 1e-8, "{what}: energy differs by {de:.2e} Ha");
                 let d = max_diff(&p.eigenvalues, &serial.eigenvalues);
-                assert!(d < 1e-8, "{what}: eigenvalues differ by {d:.2e} Ha");
+                assert!(d < eigen_tol, "{what}: eigenvalues differ by {d:.2e} Ha");
                 let d = max_diff(&p.forces, &serial.forces);
                 assert!(d < 1e-7, "{what}: forces differ by {d:.2e} Ha/bohr");
                 let d = max_diff(&p.stress, &serial.stress);
@@ -131,7 +136,11 @@ fn al1_lda_gth_smearing_any_layout() {
 
 #[test]
 fn h1_lsda_spin_channels_on_groups() {
-    check_layouts("h1_lsda_gth_box", &[1, 2, 3, 4]);
+    // The empty spin-down channel's levels agree to 5e-8 Ha (the occupied channel's to
+    // 1e-15): its exchange potential goes as rho_down^(1/3) of a density that is zero only
+    // up to the SCF residual, so rounding between layouts moves them (2.7e-8 measured on 2
+    // ranks, with or without a tighter residual). The energy and magnetisation keep 1e-8.
+    check_layouts_within("h1_lsda_gth_box", &[1, 2, 3, 4], 5e-8);
 }
 
 #[test]
