@@ -89,14 +89,16 @@ pub fn setup(s: &Setup) {
         s.nk_full
     );
     let npw: Vec<usize> = b.kpoints.iter().map(|k| k.npw_global()).collect();
+    let dims = |d: [usize; 3]| format!("{}x{}x{}", d[0], d[1], d[2]);
+    let bands_grid = (b.wfc.as_ref()).map_or(String::new(), |w| {
+        format!(" (bands on {})", dims(w.grid.dims))
+    });
     outln!(
-        "ecut {} Ha ({} Ry), density {} Ha  FFT grid {}x{}x{}  plane waves per k: {}..{}  density G-vectors {}",
+        "ecut {} Ha ({} Ry), density {} Ha  FFT grid {}{bands_grid}  plane waves per k: {}..{}  density G-vectors {}",
         b.ecut,
         2.0 * b.ecut,
         b.ecut_rho,
-        b.grid.dims[0],
-        b.grid.dims[1],
-        b.grid.dims[2],
+        dims(b.grid.dims),
         npw.iter().min().unwrap_or(&0),
         npw.iter().max().unwrap_or(&0),
         b.rho_global_len()

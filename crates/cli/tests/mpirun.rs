@@ -270,7 +270,11 @@ fn ultrasoft_cases_on_gvector_kpoint_and_band_groups_match_serial() {
 fn paw_cases_on_kpoint_and_gvector_groups_match_serial() {
     // PAW diamond with k-points (k-point groups), PAW H with ultrasoft O at Γ (G-vector
     // groups of the real path): the one-centre terms are dealt over the ranks by direction.
-    same_results("c2_pbe_paw", 2);
+    // Diamond's eigenvalues agree to 5e-8 Ha: its energy change meets conv_thr within
+    // rounding of the tolerance, so the layouts may stop an iteration apart (measured: serial
+    // after 11 iterations, 2 k-point groups after 9 with the same energies to 1e-13 and
+    // eigenvalues 1.7e-8 apart, the shift of a density residual of 5e-8).
+    same_results_within("c2_pbe_paw", 2, &[], &[], 5e-8);
     // Water's eigenvalues agree to 1e-6 Ha (its energy to 1e-11): the one-centre coupling
     // comes from the mixed band sums, which the SCF's residual leaves out (as QE's does), so
     // the last Hamiltonian is converged to the density's tolerance, not the energy's.

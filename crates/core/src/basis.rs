@@ -27,6 +27,7 @@ use crate::gvectors::KDist;
 use crate::model::Model;
 use crate::parallel::Parallel;
 use crate::rho_dist::RhoDist;
+use crate::wfc_grid::WfcGrid;
 use planewave_comm::{Communicator, Element};
 use planewave_fft::{good_fft_size, DistFftOptions, Fft3d, FftGrid, SphereMap, Sticks};
 use std::f64::consts::PI;
@@ -122,6 +123,19 @@ impl Kpoint {
 
 /// A k-point from its plane waves `pw` (Miller index, Cartesian k+G; for `gamma_real` the
 /// stored half with G = 0 first, or this rank's share of it under `dist`).
+impl Kpoint {
+    /// The same plane waves, in the same order, on `grid` (maps and sticks rebuilt).
+    pub(crate) fn remap(&mut self, crystal: &Crystal, grid: FftGrid) {
+        let pw: Vec<([i32; 3], [f64; 3])> = (self.millers.iter().copied())
+            .zip(self.kpg.iter().copied())
+            .collect();
+        let gamma_real = self.is_gamma_real();
+        let dist = self.dist.take();
+        let point = (self.frac, self.weight);
+        *self = make_kpoint(crystal, grid, point, &pw, gamma_real, dist);
+    }
+}
+
 fn make_kpoint(
     crystal: &Crystal,
     grid: FftGrid,
@@ -215,6 +229,9 @@ pub struct Basis {
     pub grid: FftGrid,
     /// Plans for that grid.
     pub fft: Fft3d,
+    /// The bands' own grid when smaller than the density's (None: the bands go through the
+    /// density grid), [`crate::wfc_grid`].
+    pub wfc: Option<WfcGrid>,
     /// The k-points (irreducible set), each with its plane waves.
     pub kpoints: Vec<Kpoint>,
     /// Miller indices of the density sphere.
@@ -333,6 +350,18 @@ impl Basis {
             "the density cutoff must be at least 4 times the wavefunctions'"
         );
         let gmax_wfc = (2.0 * ecut).sqrt();
+        let rho = sphere(crystal, [0.0; 3], (2.0 * ecut_rho).sqrt());
+        let rho_millers: Vec<[i32; 3]> = rho.iter().map(|p| p.0).collect();
+        let rho_g: Vec<[f64; 3]> = rho.iter().map(|p| p.1).collect();
+        let rho_g2: Vec<f64> = rho_g.iter().map(|g| dot(g, g)).collect();
+        // The exchange's pair densities use the density grid's kernel: hybrids keep the bands
+        // there.
+        let wfc = model
+            .hybrid
+            .is_none()
+            .then(|| WfcGrid::smaller_than(crystal, ecut, grid, (&rho_millers, &rho_g2)));
+        let wfc = wfc.flatten();
+        let band_grid = wfc.as_ref().map_or(grid, |w| w.grid);
         let kpts = kpoints
             .iter()
             .map(|&(frac, weight)| {
@@ -347,13 +376,9 @@ impl Basis {
                     let g0 = pw.remove(zero);
                     pw.insert(0, g0);
                 }
-                make_kpoint(crystal, grid, (frac, weight), &pw, gamma_real, None)
+                make_kpoint(crystal, band_grid, (frac, weight), &pw, gamma_real, None)
             })
             .collect();
-        let rho = sphere(crystal, [0.0; 3], (2.0 * ecut_rho).sqrt());
-        let rho_millers: Vec<[i32; 3]> = rho.iter().map(|p| p.0).collect();
-        let rho_g: Vec<[f64; 3]> = rho.iter().map(|p| p.1).collect();
-        let rho_g2: Vec<f64> = rho_g.iter().map(|g| dot(g, g)).collect();
         let (rho_shell, rho_shell_norm) = shells(&rho_g2);
         let rho_map = SphereMap::new(grid, &rho_millers);
         let rho_mirror = crate::rho_grid::mirror_positions(&rho_millers);
@@ -362,6 +387,7 @@ impl Basis {
             ecut_rho,
             grid,
             fft: Fft3d::new(grid),
+            wfc,
             kpoints: kpts,
             rho_millers,
             rho_g,
@@ -438,6 +464,7 @@ impl Basis {
         if comm.size() == 1 {
             return Ok(());
         }
+        self.bands_on_density_grid(crystal);
         let real = crate::gvectors::RealBuffer::default();
         for k in 0..self.kpoints.len() {
             let kpt = &self.kpoints[k];

@@ -160,7 +160,7 @@ pub fn from_wavefunctions<T: BandScalar>(
     augmentation: Option<Vec<Vec<Complex64>>>,
     symmetrizer: Option<&DensitySymmetrizer>,
 ) -> Density {
-    let n = basis.rho_real_len();
+    let n = basis.band_grid_len();
     let par = &*basis.parallel;
     let mut acc = vec![vec![0.0; n]; psi.len()];
     par.time_block_work(|| {
@@ -171,7 +171,7 @@ pub fn from_wavefunctions<T: BandScalar>(
                 }
                 let mine = par.local_band_values(&occ_s[k]);
                 let weights: Vec<f64> = mine.iter().map(|f| kpt.weight * f).collect();
-                T::add_density(kpt, &basis.fft, &psi_s[k], &weights, &mut acc[s]);
+                T::add_density(kpt, basis.band_fft(), &psi_s[k], &weights, &mut acc[s]);
             }
         }
     });
@@ -181,7 +181,7 @@ pub fn from_wavefunctions<T: BandScalar>(
         a.iter_mut().for_each(|x| *x *= inv_vol);
     }
     let fields: Vec<&[f64]> = acc.iter().map(Vec::as_slice).collect();
-    let mut channels = basis.rho_to_sphere_many(&fields);
+    let mut channels = basis.band_fields_to_sphere(&fields);
     for (g, extra) in channels.iter_mut().zip(augmentation.iter().flatten()) {
         g.iter_mut().zip(extra).for_each(|(g, x)| *g += x);
     }

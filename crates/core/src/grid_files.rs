@@ -65,10 +65,14 @@ pub fn orbital_on_grid<T: BandScalar>(
 ) -> Vec<f64> {
     let mut weights = vec![0.0; psi.ncols()];
     weights[band] = 1.0;
-    let mut acc = vec![0.0; basis.rho_real_len()];
-    T::add_density(kpt, &basis.fft, psi, &weights, &mut acc);
+    let mut acc = vec![0.0; basis.band_grid_len()];
+    T::add_density(kpt, basis.band_fft(), psi, &weights, &mut acc);
     acc.iter_mut().for_each(|x| *x /= basis.volume);
-    acc
+    if basis.wfc.is_none() {
+        return acc;
+    }
+    let g = basis.band_fields_to_sphere(&[&acc]);
+    basis.rho_to_real(&g[0])
 }
 
 /// Each atom's atomic number (0 when the symbol is not an element's) and Cartesian position

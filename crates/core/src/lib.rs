@@ -61,5 +61,6 @@ pub mod terms;
 pub mod tetrahedra;
 pub mod tuning;
 pub mod vacuum;
+pub mod wfc_grid;
 pub mod workflow;
 pub mod xc;

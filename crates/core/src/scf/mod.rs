@@ -35,6 +35,7 @@ use num_complex::Complex64;
 use planewave_linalg::Mat;
 pub use policies::Policies;
 use policies::{ConvergenceQuery, Mixer, ToleranceQuery};
+use std::borrow::Cow;
 use std::time::Instant;
 
 /// Occupation (electrons, spin factor included) above which a band counts as occupied for the
@@ -937,10 +938,11 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         let mut eig_iters = [0.0];
         let mut applied = ApplyTimes::default();
         let mut ws = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
+        let veff: Vec<Cow<[f64]>> = veff.iter().map(|v| basis.potential_for_bands(v)).collect();
         par.time_block_work(|| -> Result<(), String> {
             for (s, k) in par.owned_blocks(nspin, nk) {
                 let ops = term::block_operators(&self.terms, state, (s, k), &veff[s]);
-                let h = KHamiltonian::assemble(&basis.kpoints[k], &basis.fft, ops);
+                let h = KHamiltonian::assemble(&basis.kpoints[k], basis.band_fft(), ops);
                 let h = match &params.device {
                     Some(d) => h.with_local(crate::device_local::as_local::<T>(d)),
                     None => h,
