@@ -271,7 +271,7 @@ fn paw_cases_on_kpoint_and_gvector_groups_match_serial() {
     // PAW diamond with k-points (k-point groups), PAW H with ultrasoft O at Γ (G-vector
     // groups of the real path): the one-centre terms are dealt over the ranks by direction.
     // Diamond's eigenvalues agree to 5e-8 Ha: its energy change meets conv_thr within
-    // rounding of the tolerance, so the layouts may stop an iteration apart (measured: serial
+    // rounding of the tolerance, so the layouts may stop iterations apart (measured: serial
     // after 11 iterations, 2 k-point groups after 9 with the same energies to 1e-13 and
     // eigenvalues 1.7e-8 apart, the shift of a density residual of 5e-8).
     same_results_within("c2_pbe_paw", 2, &[], &[], 5e-8);

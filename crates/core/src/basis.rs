@@ -5,9 +5,9 @@
 //! Wavefunctions at k hold the G with |k+G|^2/2 <= ecut; densities and potentials hold the G with
 //! |G|^2/2 <= ecut_rho ("the density sphere"; 4 ecut unless given, [`Cutoffs`]), and the FFT
 //! grid is the smallest with factors 2,3,5,7 that holds the density sphere without aliasing
-//! (so every difference of two wavefunction G-vectors too). The bands' transforms use that
-//! same grid: with ecut_rho > 4 ecut this costs more points than QE's smooth grid but gives
-//! the same H ψ, since ⟨G|V|G'⟩ needs V only at |G - G'|^2/2 <= 4 ecut.
+//! (so every difference of two wavefunction G-vectors too). With ecut_rho > 4 ecut the bands'
+//! serial transforms use their own, smaller grid of the sphere of 4 ecut (QE's smooth grid,
+//! [`crate::wfc_grid`]): the same H ψ, since ⟨G|V|G'⟩ needs V only at |G - G'|^2/2 <= 4 ecut.
 //! A rank computes only the blocks [`Parallel::owns`]. With a G-vector group of more than one
 //! rank ([`Basis::distribute_gvectors`]), each k-point the rank computes holds only its local
 //! plane waves (those on its sticks, see [`crate::gvectors`]) and `Kpoint::dist` says how they
@@ -49,7 +49,7 @@ pub struct Kpoint {
     /// Kinetic energy |k+G|^2/2 (Ha) of each band-vector component (length [`Kpoint::dim`]):
     /// one per G, or for the Γ-real path |G|^2/2 for c(0) and twice for each (Re, Im) pair.
     pub kinetic: Vec<f64>,
-    /// Where each G sits on the FFT grid.
+    /// Where each G sits on the grid the bands go through ([`Basis::band_fft`]).
     pub map: SphereMap,
     /// Γ-point real path: where each -G sits on the grid (None for complex wavefunctions).
     pub map_neg: Option<SphereMap>,
@@ -121,21 +121,25 @@ impl Kpoint {
     }
 }
 
-/// A k-point from its plane waves `pw` (Miller index, Cartesian k+G; for `gamma_real` the
-/// stored half with G = 0 first, or this rank's share of it under `dist`).
 impl Kpoint {
-    /// The same plane waves, in the same order, on `grid` (maps and sticks rebuilt).
+    /// The same plane waves, in the same order, on `grid` (maps and sticks rebuilt); for a
+    /// k-point whose plane waves are not dealt.
     pub(crate) fn remap(&mut self, crystal: &Crystal, grid: FftGrid) {
+        assert!(
+            self.dist.is_none(),
+            "a dealt k-point's transforms are its deal's"
+        );
         let pw: Vec<([i32; 3], [f64; 3])> = (self.millers.iter().copied())
             .zip(self.kpg.iter().copied())
             .collect();
         let gamma_real = self.is_gamma_real();
-        let dist = self.dist.take();
         let point = (self.frac, self.weight);
-        *self = make_kpoint(crystal, grid, point, &pw, gamma_real, dist);
+        *self = make_kpoint(crystal, grid, point, &pw, gamma_real, None);
     }
 }
 
+/// A k-point from its plane waves `pw` (Miller index, Cartesian k+G; for `gamma_real` the
+/// stored half with G = 0 first, or this rank's share of it under `dist`).
 fn make_kpoint(
     crystal: &Crystal,
     grid: FftGrid,

@@ -245,10 +245,10 @@ pub(crate) mod tests {
         let p = KProjectors::<T>::new(&s.model, kpt, basis.volume);
         let bands: Vec<usize> = (0..nb).collect();
         let psi = T::random(kpt, &bands, 11);
-        let cpu = KHamiltonian::new(kpt, &basis.fft, &v, &p)
-            .with_local(&FftLocal(&basis.fft))
+        let cpu = KHamiltonian::new(kpt, basis.band_fft(), &v, &p)
+            .with_local(&FftLocal(basis.band_fft()))
             .apply_new(psi.as_ref());
-        let h = KHamiltonian::new(kpt, &basis.fft, &v, &p).with_local(as_local::<T>(device));
+        let h = KHamiltonian::new(kpt, basis.band_fft(), &v, &p).with_local(as_local::<T>(device));
         let moved: Mat<T> = h.apply_new(psi.as_ref());
         let mut worst = 0.0f64;
         for j in 0..nb {

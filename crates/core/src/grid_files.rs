@@ -71,8 +71,14 @@ pub fn orbital_on_grid<T: BandScalar>(
     if basis.wfc.is_none() {
         return acc;
     }
+    // Through the density sphere onto the density grid: exact for |psi|^2, up to rounding,
+    // which may leave a point at -1e-18.
     let g = basis.band_fields_to_sphere(&[&acc]);
-    basis.rho_to_real(&g[0])
+    basis
+        .rho_to_real(&g[0])
+        .into_iter()
+        .map(|x| x.max(0.0))
+        .collect()
 }
 
 /// Each atom's atomic number (0 when the symbol is not an element's) and Cartesian position

@@ -106,6 +106,21 @@ impl<'a, T: BandScalar> KHamiltonian<'a, T> {
                 }
             }
         }
+        // Serial transforms: the k-point's maps, the transforms and the potential are on one
+        // grid (the bands' own, `Basis::band_fft`); a mismatch would place coefficients wrongly.
+        if kpt.dist.is_none() {
+            assert_eq!(
+                fft.grid(),
+                kpt.map.grid(),
+                "the k-point's maps are on another grid"
+            );
+            let v = potential.as_ref().map_or(fft.grid().len(), |v| v.len());
+            assert_eq!(
+                v,
+                fft.grid().len(),
+                "the local potential is on another grid"
+            );
+        }
         Self {
             kpt,
             fft,
@@ -287,12 +302,12 @@ mod tests {
         let v = LocalPotential::new(&s.model, basis).values_r;
         let p = KProjectors::<Complex64>::new(&s.model, kpt, basis.volume);
         let psi = Complex64::random(kpt, &[0, 1, 2, 3], 7);
-        let plain = KHamiltonian::new(kpt, &basis.fft, &v, &p).apply_new(psi.as_ref());
+        let plain = KHamiltonian::new(kpt, basis.band_fft(), &v, &p).apply_new(psi.as_ref());
         let shifted = Shifted {
-            cpu: FftLocal(&basis.fft),
+            cpu: FftLocal(basis.band_fft()),
             c: 0.25,
         };
-        let h = KHamiltonian::new(kpt, &basis.fft, &v, &p).with_local(&shifted);
+        let h = KHamiltonian::new(kpt, basis.band_fft(), &v, &p).with_local(&shifted);
         let moved = h.apply_new(psi.as_ref());
         for j in 0..psi.ncols() {
             for i in 0..psi.nrows() {

@@ -9,8 +9,8 @@
 //!   at 1e-6 to 0.04 times it.)
 //! - The cell is *isolated* when it has vacuum planes along all three lattice directions. A
 //!   slab has them along one, a wire along two, a bulk crystal along none.
-//! - [`Vacuum::of`] is collective on the G-vector group (one reduction of n1 + n2 + n3
-//!   counts) and gives the same answer on every layout.
+//! - [`Vacuum::of`] is collective on the G-vector group (two reductions: the mean density and
+//!   n1 + n2 + n3 counts) and gives the same answer on every layout.
 //!
 //! The SCF uses it to choose the preconditioner of its mixing: Kerker's damps the long
 //! wavelengths of charge sloshing in solids and metals, and only slows an isolated system,

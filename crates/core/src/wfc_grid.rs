@@ -1,6 +1,6 @@
-//! The bands' own FFT grid (QE's "smooth" grid): when the density cutoff is above four times
-//! the wave functions' (ultrasoft and PAW species, or `ecutrho > 4 ecutwfc`), the bands go
-//! through the smaller grid that holds the sphere of 4 ecutwfc, not the density's.
+//! The bands' own FFT grid (QE's "smooth" grid): when the grid of the sphere of 4 ecutwfc is
+//! smaller than the density's (`ecutrho > 4 ecutwfc`, as ultrasoft and PAW runs have, or a
+//! denser grid given in the input), the bands go through it.
 //!
 //! Contract:
 //! - H|psi> and the band densities are those of the density grid, to rounding. A band holds
@@ -9,7 +9,8 @@
 //!   local potential comes to it through the density sphere (its entries up to 2 G_w), the
 //!   band densities go back the same way.
 //! - Used for serial transforms of semilocal runs: a G-vector group's distributed transforms
-//!   and the exchange's pair densities stay on the density grid ([`Basis::bands_on_density_grid`]).
+//!   ([`Basis::bands_on_density_grid`]) and the exchange's pair densities (hybrids never get
+//!   it) stay on the density grid.
 //! - [`Basis::band_fft`], [`Basis::band_grid_len`], [`Basis::potential_for_bands`] and
 //!   [`Basis::band_fields_to_sphere`] are the same calls either way; without a smaller grid
 //!   they are the density grid's.

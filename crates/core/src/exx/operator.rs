@@ -78,7 +78,11 @@ impl<'k, T: BandScalar> Pairing<'k, T> {
             .filter(|&j| x[j] > EPS_OCCUPATION)
             .collect();
         let occupied = Mat::from_fn(psi.nrows(), kept.len(), |i, j| psi[(i, kept[j])]);
-        let orbitals = T::to_grid(kpt, basis.band_fft(), occupied.as_ref());
+        debug_assert!(
+            basis.wfc.is_none(),
+            "hybrids keep the bands on the density grid"
+        );
+        let orbitals = T::to_grid(kpt, &basis.fft, occupied.as_ref());
         let x: Vec<f64> = kept.iter().map(|&j| x[j]).collect();
         Self::new(orbitals, &x, kernel)
     }
@@ -113,9 +117,13 @@ pub fn apply<T: BandScalar>(
     psi: MatRef<'_, T>,
     pairings: impl FnOnce(&[Vec<T>], &mut [Vec<T>]),
 ) -> Mat<T> {
-    let u = T::to_grid(kpt, basis.band_fft(), psi);
+    debug_assert!(
+        basis.wfc.is_none(),
+        "hybrids keep the bands on the density grid"
+    );
+    let u = T::to_grid(kpt, &basis.fft, psi);
     let n = basis.rho_real_len();
     let mut w = vec![vec![T::from_f64(0.0); n]; u.len()];
     pairings(&u, &mut w);
-    T::from_grid(kpt, basis.band_fft(), &w)
+    T::from_grid(kpt, &basis.fft, &w)
 }

@@ -317,7 +317,7 @@ pub(crate) fn screening(
 }
 
 /// Mixing representation (total, magnetisation) <-> spin channels (up, down).
-/// One iteration's input and output densities in the mixer's form ([`to_mix`]).
+/// One iteration's input and output densities in the mixer's form (`to_mix`).
 type MixPair = (Vec<Vec<Complex64>>, Vec<Vec<Complex64>>);
 
 /// The occupied bands of each (spin, k) block: those up to the last with an occupation above
