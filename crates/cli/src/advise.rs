@@ -180,14 +180,21 @@ fn predict(
     machine: &Machine<'_>,
 ) -> Candidate {
     let nb = s.params.nbands as f64;
-    let n = s.basis.grid_len() as f64;
-    let nlogn = n * n.log2();
+    let nlogn = |n: usize| n as f64 * (n as f64).log2();
+    let n = nlogn(s.basis.grid_len());
+    let g = ranks / (kg * bg);
+    // The bands' own smaller grid serves serial transforms only (`wfc_grid`).
+    let band_fft = nlogn(if g == 1 {
+        s.basis.band_fft().grid().len()
+    } else {
+        s.basis.grid_len()
+    });
     let nspin = s.model.nspin();
     let exchange = exchange_per_block(s);
     let costs: Vec<f64> = (0..nspin)
         .flat_map(|_| s.basis.kpoints.iter())
         .map(|k| {
-            nb * (A_BAND + A_FFT * nlogn) + A_DENSE * k.global_dim() as f64 * nb * nb + exchange
+            nb * (A_BAND + A_FFT * band_fft) + A_DENSE * k.global_dim() as f64 * nb * nb + exchange
         })
         .collect();
     let owner = deal_by_cost(&costs, kg);
@@ -195,9 +202,8 @@ fn predict(
     let (slowest, slowest_blocks) = (0..kg)
         .map(|g| (group(g).map(|(_, c)| c).sum::<f64>(), group(g).count()))
         .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
-    let g = ranks / (kg * bg);
     let g_speedup = gvector_speedup(g, s.basis.grid.dims[2]);
-    let grid = A_GRID * nspin as f64 * nlogn / g_speedup;
+    let grid = A_GRID * nspin as f64 * n / g_speedup;
     let blocks = slowest / (speedup(bg, BAND_EFF) * g_speedup);
     let comm = communication(s, ranks, (kg, bg, g), slowest_blocks, machine);
     Candidate {
