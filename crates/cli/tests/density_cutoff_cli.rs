@@ -1,7 +1,7 @@
 //! A density cutoff above 4 times the wavefunctions' (QE's `ecutrho`), against pw.x 6.7 on the
 //! same input (tests/data/qe/si2_pbe_dojo_ecutrho: PseudoDojo Si with its core charge, one atom
-//! moved, ecutrho = 8 ecutwfc): the density sphere holds QE's dense G-vectors, and the energy,
-//! forces and stress agree to QE's printed digits. A TOML input's `ecut_rho` below 4 `ecut` is
+//! moved, ecutrho = 8 ecutwfc): the density sphere holds QE's dense G-vectors, the bands go
+//! through QE's smooth grid, and the energy, forces and stress agree to QE's printed digits. A TOML input's `ecut_rho` below 4 `ecut` is
 //! refused by name.
 
 mod common;
@@ -30,6 +30,13 @@ fn ecutrho_above_four_ecutwfc_gives_qe_s_energy_forces_and_stress() {
     assert!(qe.contains("Dense  grid:    16865 G-vectors"));
     assert!(log.contains("density G-vectors 16865"), "{log}");
     assert_eq!(doc["fft_grid"], serde_json::json!([36, 36, 36]));
+    // The bands on QE's smooth grid: "Smooth grid: 5961 G-vectors FFT dimensions: (25, 25, 25)".
+    assert!(qe.contains("FFT dimensions: (  25,  25,  25)"));
+    assert_eq!(doc["band_fft_grid"], serde_json::json!([25, 25, 25]));
+    assert!(
+        log.contains("FFT grid 36x36x36 (bands on 25x25x25)"),
+        "{log}"
+    );
     assert_eq!(doc["ecut_rho_ha"], 120.0);
 
     let e_qe = common::numbers_after(&qe, "!    total energy")[0][0] / 2.0;
