@@ -316,7 +316,6 @@ pub(crate) fn screening(
     delta
 }
 
-/// Mixing representation (total, magnetisation) <-> spin channels (up, down).
 /// One iteration's input and output densities in the mixer's form (`to_mix`).
 type MixPair = (Vec<Vec<Complex64>>, Vec<Vec<Complex64>>);
 
@@ -327,6 +326,7 @@ fn occupied_counts(occ: &[Vec<Vec<f64>>]) -> Vec<Vec<usize>> {
     occ.iter().map(|s| s.iter().map(count).collect()).collect()
 }
 
+/// Mixing representation (total, magnetisation) <-> spin channels (up, down).
 fn to_mix(g: &[Vec<Complex64>]) -> Vec<Vec<Complex64>> {
     if g.len() == 1 {
         return g.to_vec();
