@@ -5,6 +5,8 @@
 //! path), and a norm-conserving file at `ecutrho = 8 ecutwfc`; a G-vector group, whose
 //! transforms are on the density grid, agrees too.
 
+mod common;
+
 use planewave::comm::{Communicator, Solo, Threads};
 use planewave::core::input::{self, RunSpec};
 use planewave::core::{forces, scf, setup, stress};
@@ -44,19 +46,11 @@ fn run(spec: RunSpec, world: Arc<dyn Communicator>, on_density_grid: bool) -> (V
     (numbers, own_grid)
 }
 
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max)
-}
-
 fn same_on_both_grids(case: &str, pseudo: &str) {
     let (smooth, own) = run(spec_of(case, pseudo), Arc::new(Solo), false);
     let (dense, dense_own) = run(spec_of(case, pseudo), Arc::new(Solo), true);
     assert!(own && !dense_own, "{case}: the bands' grid was not smaller");
-    let d = max_diff(&smooth, &dense);
+    let d = common::max_diff(&smooth, &dense);
     assert!(d < 1e-10, "{case}: {d:e} between the grids");
     assert!(
         (smooth[0] - dense[0]).abs() < 1e-9,
@@ -102,7 +96,7 @@ fn a_gvector_group_on_the_density_grid_agrees_with_the_bands_grid() {
             !own,
             "rank {rank}: a G-vector group's bands are on the density grid"
         );
-        let d = max_diff(&serial, numbers);
+        let d = common::max_diff(&serial, numbers);
         assert!(d < 1e-8, "rank {rank}: {d:e} from the serial run");
     }
 }

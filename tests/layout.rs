@@ -55,14 +55,6 @@ fn run_on(case: &str, world: Arc<dyn Communicator>, (kg, bg, by_band): Split) ->
     }
 }
 
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max)
-}
-
 fn check_layouts(case: &str, rank_counts: &[usize]) {
     check_layouts_within(case, rank_counts, 1e-8)
 }
@@ -108,11 +100,11 @@ fn check_layouts_within(case: &str, rank_counts: &[usize], eigen_tol: f64) {
                 );
                 let de = (p.energy - serial.energy).abs();
                 assert!(de < 1e-8, "{what}: energy differs by {de:.2e} Ha");
-                let d = max_diff(&p.eigenvalues, &serial.eigenvalues);
+                let d = common::max_diff(&p.eigenvalues, &serial.eigenvalues);
                 assert!(d < eigen_tol, "{what}: eigenvalues differ by {d:.2e} Ha");
-                let d = max_diff(&p.forces, &serial.forces);
+                let d = common::max_diff(&p.forces, &serial.forces);
                 assert!(d < 1e-7, "{what}: forces differ by {d:.2e} Ha/bohr");
-                let d = max_diff(&p.stress, &serial.stress);
+                let d = common::max_diff(&p.stress, &serial.stress);
                 assert!(d < 1e-9, "{what}: stress differs by {d:.2e} Ha/bohr^3");
                 let dm = (p.magnetization - serial.magnetization).abs();
                 assert!(dm < 1e-8, "{what}: magnetisation differs by {dm:.2e}");
