@@ -145,6 +145,8 @@ impl AugmentationCharges {
     }
 
     /// `Q_p(G)` of pair `p` of `species` on this rank's entries `range`, into `out` (as long).
+    /// Worked in real arithmetic, [`BLOCK`] entries at a time: each angular term's `(-i)^L`
+    /// only chooses the real or the imaginary part and a sign.
     fn pair_charge(
         &self,
         basis: &Basis,
@@ -152,18 +154,32 @@ impl AugmentationCharges {
         range: Range<usize>,
         out: &mut [Complex64],
     ) {
-        out.fill(Complex64::new(0.0, 0.0));
         let sp = self.species[species]
             .as_ref()
             .expect("an ultrasoft species");
-        for t in &sp.terms[p] {
-            let phase = minus_i_pow(t.big_l);
-            for (o, g) in out.iter_mut().zip(range.clone()) {
-                let angular: f64 = (t.harmonics.iter())
-                    .map(|&(lm, ap)| ap * self.ylm[lm][g])
-                    .sum();
-                *o += phase * (t.radial[basis.rho_shell[g]] * angular);
+        let (mut re, mut im, mut angular) = ([0.0; BLOCK], [0.0; BLOCK], [0.0; BLOCK]);
+        for (start, out) in range.step_by(BLOCK).zip(out.chunks_mut(BLOCK)) {
+            let (g, len) = (start..start + out.len(), out.len());
+            re[..len].fill(0.0);
+            im[..len].fill(0.0);
+            for t in &sp.terms[p] {
+                let angular = &mut angular[..len];
+                angular.fill(0.0);
+                for &(lm, ap) in &t.harmonics {
+                    let y = &self.ylm[lm][g.clone()];
+                    angular.iter_mut().zip(y).for_each(|(a, y)| *a += ap * y);
+                }
+                let part = if t.big_l % 2 == 0 { &mut re } else { &mut im };
+                let sign = if matches!(t.big_l % 4, 0 | 3) {
+                    1.0
+                } else {
+                    -1.0
+                };
+                let shells = &basis.rho_shell[g.clone()];
+                (part[..len].iter_mut().zip(&*angular).zip(shells))
+                    .for_each(|((x, a), &s)| *x += sign * t.radial[s] * a);
             }
+            (out.iter_mut().zip(&re).zip(&im)).for_each(|((o, &r), &i)| *o = Complex64::new(r, i));
         }
     }
 
