@@ -23,25 +23,35 @@ pub trait Quantity {
 pub struct PerTerm<V> {
     /// (term name, value), in the term list's order.
     pub values: Vec<(&'static str, V)>,
-    /// (term name, seconds), "set-up" first: the term list and, with ultrasoft species, the
-    /// screening of the coupling.
+    /// (term name, seconds), "set-up" first: the term list, the potentials and, with
+    /// ultrasoft species, the screening of the coupling (0 for the second of two quantities
+    /// asked together: they share it).
     pub seconds: Vec<(&'static str, f64)>,
 }
 
-/// The contribution of every term of [`term::standard`] to `Q` for the converged SCF `scf` (its
-/// output density, bands and -TS), completed over the k-point groups, with the terms' names
-/// and times. Collective.
-pub fn of_converged<Q: Quantity>(
+/// The per-term values of two quantities, each when asked for.
+pub type Asked<A, B> = (
+    Option<PerTerm<<A as Quantity>::Value>>,
+    Option<PerTerm<<B as Quantity>::Value>>,
+);
+
+/// The contributions of every term of [`term::standard`] to the quantities `A` and `B` (each
+/// when `want` asks for it) for the converged SCF `scf` (its output density, bands and -TS),
+/// completed over the k-point groups, with the terms' names and times. The term list, the
+/// potentials and the ultrasoft screening are formed once for both (the set-up's seconds go to
+/// the first asked for). Collective (`want` the same on every rank).
+pub fn of_converged<A: Quantity, B: Quantity>(
     model: &Model,
     basis: &Basis,
     scf: &ScfResult,
-) -> PerTerm<Q::Value> {
-    fn with<Q: Quantity, T: BandScalar>(
+    want: (bool, bool),
+) -> Asked<A, B> {
+    fn with<A: Quantity, B: Quantity, T: BandScalar>(
         model: &Model,
         basis: &Basis,
-        scf: &ScfResult,
-        psi: &[Vec<Mat<T>>],
-    ) -> PerTerm<Q::Value> {
+        (scf, psi): (&ScfResult, &[Vec<Mat<T>>]),
+        want: (bool, bool),
+    ) -> Asked<A, B> {
         let t0 = Instant::now();
         let weights = band_weights(basis, &scf.occupations.occ);
         let eigenvalues = local_eigenvalues(basis, &scf.eigenvalues);
@@ -75,23 +85,37 @@ pub fn of_converged<Q: Quantity>(
             v
         });
         state.local_potential = potential.as_deref();
-        let mut out = PerTerm {
-            values: Vec::new(),
-            seconds: vec![("set-up", t0.elapsed().as_secs_f64())],
-        };
-        for t in &terms {
-            let t0 = Instant::now();
-            if let Some(v) = Q::of(t.as_ref(), &state) {
-                out.values.push((t.name(), v.complete(basis)));
-                out.seconds.push((t.name(), t0.elapsed().as_secs_f64()));
-            }
-        }
-        out
+        let setup = t0.elapsed().as_secs_f64();
+        let a = want.0.then(|| per_term::<A, T>(&terms, &state, setup));
+        let b_setup = if want.0 { 0.0 } else { setup };
+        let b = want.1.then(|| per_term::<B, T>(&terms, &state, b_setup));
+        (a, b)
     }
     match &scf.wavefunctions {
-        Wavefunctions::Complex(psi) => with::<Q, Complex64>(model, basis, scf, psi),
-        Wavefunctions::Real(psi) => with::<Q, f64>(model, basis, scf, psi),
+        Wavefunctions::Complex(psi) => with::<A, B, Complex64>(model, basis, (scf, psi), want),
+        Wavefunctions::Real(psi) => with::<A, B, f64>(model, basis, (scf, psi), want),
     }
+}
+
+/// Every term's share of `Q` in `state`, completed over the layout, timed; `setup` seconds
+/// first.
+fn per_term<Q: Quantity, T: BandScalar>(
+    terms: &[Box<dyn Term<T> + '_>],
+    state: &State<'_, T>,
+    setup: f64,
+) -> PerTerm<Q::Value> {
+    let mut out = PerTerm {
+        values: Vec::new(),
+        seconds: vec![("set-up", setup)],
+    };
+    for t in terms {
+        let t0 = Instant::now();
+        if let Some(v) = Q::of(t.as_ref(), state) {
+            out.values.push((t.name(), v.complete(state.basis)));
+            out.seconds.push((t.name(), t0.elapsed().as_secs_f64()));
+        }
+    }
+    out
 }
 
 /// This rank's bands' eigenvalues per spin and k-point.

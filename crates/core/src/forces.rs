@@ -8,6 +8,7 @@
 
 use crate::bands::BandScalar;
 use crate::basis::Basis;
+use crate::converged::{of_converged, PerTerm};
 use crate::model::Model;
 use crate::scf::ScfResult;
 use crate::symmetry::symmetrize_forces;
@@ -35,7 +36,7 @@ impl Forces {
 }
 
 /// The forces of a term (for [`crate::converged::of_converged`]).
-struct ForcesOf;
+pub(crate) struct ForcesOf;
 
 impl crate::converged::Quantity for ForcesOf {
     type Value = Vec<[f64; 3]>;
@@ -46,7 +47,12 @@ impl crate::converged::Quantity for ForcesOf {
 
 /// Forces of the converged state `scf` of `model` on `basis`.
 pub fn compute(model: &Model, basis: &Basis, scf: &ScfResult) -> Forces {
-    let per_term = crate::converged::of_converged::<ForcesOf>(model, basis, scf);
+    let (per_term, _) = of_converged::<ForcesOf, ForcesOf>(model, basis, scf, (true, false));
+    from_terms(model, per_term.expect("asked for"))
+}
+
+/// The forces of every term, symmetrised, and their sum.
+pub(crate) fn from_terms(model: &Model, per_term: PerTerm<Vec<[f64; 3]>>) -> Forces {
     let terms: Vec<_> = (per_term.values.into_iter())
         .map(|(name, f)| {
             (

@@ -8,6 +8,7 @@
 
 use crate::bands::BandScalar;
 use crate::basis::Basis;
+use crate::converged::{of_converged, PerTerm};
 use crate::model::Model;
 use crate::scf::ScfResult;
 use crate::symmetry::symmetrize_stress;
@@ -36,7 +37,7 @@ impl Stress {
 }
 
 /// The stress of a term (for [`crate::converged::of_converged`]).
-struct StressOf;
+pub(crate) struct StressOf;
 
 impl crate::converged::Quantity for StressOf {
     type Value = [[f64; 3]; 3];
@@ -47,7 +48,12 @@ impl crate::converged::Quantity for StressOf {
 
 /// Stress of the converged state `scf` of `model` on `basis`.
 pub fn compute(model: &Model, basis: &Basis, scf: &ScfResult) -> Stress {
-    let per_term = crate::converged::of_converged::<StressOf>(model, basis, scf);
+    let (per_term, _) = of_converged::<StressOf, StressOf>(model, basis, scf, (true, false));
+    from_terms(model, per_term.expect("asked for"))
+}
+
+/// The stress of every term, symmetrised, and their sum.
+pub(crate) fn from_terms(model: &Model, per_term: PerTerm<[[f64; 3]; 3]>) -> Stress {
     let terms: Vec<_> = (per_term.values.into_iter())
         .map(|(name, s)| {
             (

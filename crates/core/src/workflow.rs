@@ -6,11 +6,12 @@
 //! forces are computed); forces and stress only after an SCF that was not stopped early. The
 //! CLI's `run` is this function plus its printing.
 
-use crate::forces::{self, Forces};
+use crate::converged::of_converged;
+use crate::forces::{self, Forces, ForcesOf};
 use crate::results;
 use crate::scf::{self, ScfObserver, ScfResult, ScfStart};
 use crate::setup::Setup;
-use crate::stress::{self, Stress};
+use crate::stress::{self, Stress, StressOf};
 use serde_json::Value;
 use std::time::Instant;
 
@@ -38,8 +39,16 @@ pub fn run(
     let t_post = Instant::now();
     let finished = scf.stopped.is_none();
     let props = &s.spec.properties;
-    let forces = (finished && props.forces).then(|| forces::compute(&s.model, &s.basis, &scf));
-    let stress = (finished && props.stress).then(|| stress::compute(&s.model, &s.basis, &scf));
+    let want = (finished && props.forces, finished && props.stress);
+    let (forces, stress) = if want.0 || want.1 {
+        let (f, st) = of_converged::<ForcesOf, StressOf>(&s.model, &s.basis, &scf, want);
+        (
+            f.map(|f| forces::from_terms(&s.model, f)),
+            st.map(|st| stress::from_terms(&s.model, st)),
+        )
+    } else {
+        (None, None)
+    };
     Ok(Calculation {
         scf,
         forces,
