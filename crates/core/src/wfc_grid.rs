@@ -17,6 +17,7 @@
 
 use crate::basis::{fft_grid_for, Basis, Cutoffs};
 use crate::crystal::Crystal;
+use crate::scratch::with_grid;
 use num_complex::Complex64;
 use planewave_fft::{Fft3d, FftGrid};
 use std::borrow::Cow;
@@ -78,12 +79,14 @@ impl Basis {
             return Cow::Borrowed(v);
         };
         let v_g = self.rho_to_sphere(v);
-        let mut grid = vec![Complex64::new(0.0, 0.0); w.grid.len()];
-        for &(i, at) in &w.entries {
-            grid[at] = v_g[i];
-        }
-        w.fft.backward(&mut grid);
-        Cow::Owned(grid.iter().map(|z| z.re).collect())
+        with_grid(w.grid.len(), |grid| {
+            grid.fill(Complex64::new(0.0, 0.0));
+            for &(i, at) in &w.entries {
+                grid[at] = v_g[i];
+            }
+            w.fft.backward(grid);
+            Cow::Owned(grid.iter().map(|z| z.re).collect())
+        })
     }
 
     /// Density-sphere coefficients of real fields given at the points of the grid the bands
@@ -96,13 +99,15 @@ impl Basis {
         fields
             .iter()
             .map(|f| {
-                let mut grid: Vec<Complex64> = f.iter().map(|&x| Complex64::new(x, 0.0)).collect();
-                w.fft.forward(&mut grid);
-                let mut out = vec![Complex64::new(0.0, 0.0); n_rho];
-                for &(i, at) in &w.entries {
-                    out[i] = grid[at];
-                }
-                out
+                with_grid(w.grid.len(), |grid| {
+                    (grid.iter_mut().zip(*f)).for_each(|(z, &x)| *z = Complex64::new(x, 0.0));
+                    w.fft.forward(grid);
+                    let mut out = vec![Complex64::new(0.0, 0.0); n_rho];
+                    for &(i, at) in &w.entries {
+                        out[i] = grid[at];
+                    }
+                    out
+                })
             })
             .collect()
     }
