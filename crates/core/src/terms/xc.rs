@@ -145,7 +145,7 @@ pub fn compute(
             gradient_tensor: [[0.0; 3]; 3],
         };
     }
-    let grads: Vec<[Vec<f64>; 3]> = rho_g.iter().map(|g| gradient(basis, g)).collect();
+    let mut grads: Vec<[Vec<f64>; 3]> = rho_g.iter().map(|g| gradient(basis, g)).collect();
     use rayon::prelude::*;
     // Pointwise passes over the grid run on the threads (no sums: the same on any count).
     let dotp = |a: &[Vec<f64>; 3], b: &[Vec<f64>; 3]| -> Vec<f64> {
@@ -165,8 +165,12 @@ pub fn compute(
     };
     debug_assert_eq!(sigma.len(), n_sigma(functional, nspin));
     let sig: Vec<&[f64]> = sigma.iter().map(|s| s.as_slice()).collect();
-    let out = evaluate_scaled(functional, mix, &rho, &sig);
+    let mut out = evaluate_scaled(functional, mix, &rho, &sig);
     let energy = out.e.iter().sum::<f64>() * dv;
+    // The grid's peak is below: free what is no longer read.
+    drop(sig);
+    drop(sigma);
+    out.e = Vec::new();
     let mut gradient_tensor = [[0.0; 3]; 3];
     if parts == XcParts::Energy {
         return XcResult {
@@ -197,6 +201,22 @@ pub fn compute(
         }
     }
     let mut potential = out.vrho;
+    if let ([grad], [v]) = (&mut grads[..], &out.vsigma[..]) {
+        // Unpolarised: h = 2 v grad rho, formed in the gradient's own fields.
+        for g in grad.iter_mut() {
+            g.par_iter_mut().zip(v).for_each(|(g, v)| *g *= 2.0 * v);
+        }
+        let div = divergence(basis, grad);
+        potential[0]
+            .par_iter_mut()
+            .zip(&div)
+            .for_each(|(p, d)| *p -= d);
+        return XcResult {
+            energy,
+            potential,
+            gradient_tensor,
+        };
+    }
     for s in 0..nspin {
         // h_s = sum_t c_st grad rho_t with c = 2 v_ss and v_ud for the cross term.
         let h: [Vec<f64>; 3] = [0, 1, 2].map(|a| {
