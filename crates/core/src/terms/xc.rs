@@ -201,41 +201,27 @@ pub fn compute(
         }
     }
     let mut potential = out.vrho;
-    if let ([grad], [v]) = (&mut grads[..], &out.vsigma[..]) {
-        // Unpolarised: h = 2 v grad rho, formed in the gradient's own fields.
-        for g in grad.iter_mut() {
-            g.par_iter_mut().zip(v).for_each(|(g, v)| *g *= 2.0 * v);
-        }
-        let div = divergence(basis, grad);
-        potential[0]
-            .par_iter_mut()
-            .zip(&div)
-            .for_each(|(p, d)| *p -= d);
-        return XcResult {
-            energy,
-            potential,
-            gradient_tensor,
-        };
-    }
     for s in 0..nspin {
-        // h_s = sum_t c_st grad rho_t with c = 2 v_ss and v_ud for the cross term.
-        let h: [Vec<f64>; 3] = [0, 1, 2].map(|a| {
-            (0..n)
-                .into_par_iter()
-                .map(|i| {
-                    if nspin == 1 {
-                        2.0 * out.vsigma[0][i] * grads[0][a][i]
-                    } else {
-                        let (vss, other) = if s == 0 {
-                            (out.vsigma[0][i], 1)
-                        } else {
-                            (out.vsigma[2][i], 0)
-                        };
-                        2.0 * vss * grads[s][a][i] + out.vsigma[1][i] * grads[other][a][i]
-                    }
-                })
-                .collect()
-        });
+        let h = if let ([grad], [v]) = (&mut grads[..], &out.vsigma[..]) {
+            // Unpolarised: h = 2 v grad rho, formed in the gradient's own fields.
+            let mut h = std::mem::take(grad);
+            for h in h.iter_mut() {
+                h.par_iter_mut().zip(v).for_each(|(h, v)| *h *= 2.0 * v);
+            }
+            h
+        } else {
+            // h_s = sum_t c_st grad rho_t with c = 2 v_ss and v_ud for the cross term.
+            let (vss, other) = if s == 0 { (0, 1) } else { (2, 0) };
+            [0, 1, 2].map(|a| {
+                (0..n)
+                    .into_par_iter()
+                    .map(|i| {
+                        2.0 * out.vsigma[vss][i] * grads[s][a][i]
+                            + out.vsigma[1][i] * grads[other][a][i]
+                    })
+                    .collect()
+            })
+        };
         let div = divergence(basis, &h);
         potential[s]
             .par_iter_mut()
