@@ -133,23 +133,77 @@ pub fn harmonics(lmax: usize, u: [f64; 3]) -> [f64; NLM_PRODUCT] {
     out
 }
 
-/// The Cartesian gradient of Y_lm(x/|x|) at the unit vector u (tangent to the sphere), by
-/// the four-point central difference of step 1e-3 (error ~1e-12 for l ≤ 6); zero above lmax.
+/// The Cartesian gradient of Y_lm(x/|x|) at the unit vector u (tangent to the sphere), for
+/// l ≤ lmax at index l² + m + l (zero above); `u` is normalised first.
+///
+/// Analytic: r^l Y_lm is the solid harmonic R_lm = c Q(z, r²) (x + i y)^m, a polynomial, so at
+/// |x| = 1 the gradient is ∇R_lm − l Y_lm u. Q follows the recurrence of
+/// [`legendre_derivative`] with r² restored, and its two partial derivatives theirs.
 pub fn gradients(lmax: usize, u: [f64; 3]) -> [[f64; 3]; NLM_PRODUCT] {
-    let h = 1e-3;
+    assert!(
+        lmax <= LMAX_PRODUCT,
+        "gradients: l = {lmax} > {LMAX_PRODUCT}"
+    );
     let mut out = [[0.0; 3]; NLM_PRODUCT];
-    for axis in 0..3 {
-        let at = |t: f64| {
-            let mut v = u;
-            v[axis] += t;
-            harmonics(lmax, v)
-        };
-        let (p1, m1, p2, m2) = (at(h), at(-h), at(2.0 * h), at(-2.0 * h));
-        for (lm, g) in out.iter_mut().enumerate().take((lmax + 1) * (lmax + 1)) {
-            g[axis] = (8.0 * (p1[lm] - m1[lm]) - (p2[lm] - m2[lm])) / (12.0 * h);
+    let n = (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]).sqrt();
+    if n < 1e-300 {
+        return out;
+    }
+    let u = [u[0] / n, u[1] / n, u[2] / n];
+    for l in 1..=lmax {
+        let row = &mut out[l * l..(l + 1) * (l + 1)];
+        // (x + i y)^(m-1) and (x + i y)^m as (re, im), starting at m = 0.
+        let (mut below, mut power) = ((0.0, 0.0), (1.0, 0.0));
+        for m in 0..=l {
+            let (q, grad_q) = solid_legendre(l, m, u);
+            let c = norm(l, m);
+            let mf = m as f64;
+            // d/dx (x + i y)^m = m (x + i y)^(m-1), d/dy = i m (x + i y)^(m-1).
+            let d_re = [mf * below.0, -mf * below.1, 0.0];
+            let d_im = [mf * below.1, mf * below.0, 0.0];
+            let y_re = c * q * power.0;
+            let y_im = c * q * power.1;
+            let tangent = |y: f64, d: [f64; 3], p: f64| -> [f64; 3] {
+                std::array::from_fn(|a| c * (grad_q[a] * p + q * d[a]) - l as f64 * y * u[a])
+            };
+            if m == 0 {
+                row[l] = tangent(y_re, d_re, power.0);
+            } else {
+                let s = std::f64::consts::SQRT_2;
+                row[l + m] = tangent(y_re, d_re, power.0).map(|v| s * v);
+                row[l - m] = tangent(y_im, d_im, power.1).map(|v| s * v);
+            }
+            below = power;
+            power = (
+                power.0 * u[0] - power.1 * u[1],
+                power.0 * u[1] + power.1 * u[0],
+            );
         }
     }
     out
+}
+
+/// Q = r^(l-m) d^m P_l/dz^m (z/r), a polynomial in z and r², and its Cartesian gradient, at
+/// the unit vector `u`.
+fn solid_legendre(l: usize, m: usize, u: [f64; 3]) -> (f64, [f64; 3]) {
+    // (value, d/dz, d/d(r²)) of Q_k, k = m..=l, by (k - m) Q_k = (2k - 1) z Q_{k-1}
+    // - (k + m - 1) r² Q_{k-2}, taken at r² = 1.
+    let z = u[2];
+    let mut prev = (0.0, 0.0, 0.0);
+    let first: f64 = (1..=m).map(|k| (2 * k - 1) as f64).product();
+    let mut cur = (first, 0.0, 0.0);
+    for k in (m + 1)..=l {
+        let (a, b, d) = ((2 * k - 1) as f64, (k + m - 1) as f64, (k - m) as f64);
+        let next = (
+            (a * z * cur.0 - b * prev.0) / d,
+            (a * (cur.0 + z * cur.1) - b * prev.1) / d,
+            (a * z * cur.2 - b * (prev.0 + prev.2)) / d,
+        );
+        prev = cur;
+        cur = next;
+    }
+    let (q, dz, ds) = cur;
+    (q, [2.0 * u[0] * ds, 2.0 * u[1] * ds, dz + 2.0 * u[2] * ds])
 }
 
 /// Points (unit vectors) and weights of a quadrature of the unit sphere exact for polynomials
@@ -258,6 +312,36 @@ mod tests {
         }
         real_ylm_upto6(4, [0.0; 3], &mut b);
         assert!(b[..9].iter().all(|&v| v == 0.0));
+    }
+
+    #[test]
+    fn gradients_match_differences_and_stay_tangent() {
+        let mut rng = SplitMix64::new(5);
+        let h = 1e-4;
+        for _ in 0..40 {
+            let r = random_direction(&mut rng);
+            let n = (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt();
+            let u = r.map(|v| v / n);
+            let grad = gradients(LMAX_PRODUCT, r);
+            for (lm, g) in grad.iter().enumerate() {
+                let radial: f64 = (0..3).map(|a| g[a] * u[a]).sum();
+                assert!(radial.abs() < 1e-13, "lm={lm}: radial part {radial}");
+                for axis in 0..3 {
+                    let at = |t: f64| {
+                        let mut v = u;
+                        v[axis] += t;
+                        harmonics(LMAX_PRODUCT, v)[lm]
+                    };
+                    let fd = (8.0 * (at(h) - at(-h)) - (at(2.0 * h) - at(-2.0 * h))) / (12.0 * h);
+                    assert!(
+                        (g[axis] - fd).abs() < 1e-9,
+                        "lm={lm} axis={axis}: {} {fd}",
+                        g[axis]
+                    );
+                }
+            }
+        }
+        assert!(gradients(2, [0.0; 3]).iter().flatten().all(|&v| v == 0.0));
     }
 
     #[test]
