@@ -235,6 +235,8 @@ impl AugmentationCharges {
                 phases.fill(a, basis, range.clone(), &mut e);
                 for (w_s, b_s) in weighted.chunks_mut(np * len).zip(becsum) {
                     for (w, b) in w_s.chunks_mut(len).zip(&b_s[a]) {
+                        // 1/Ω folded into the weight: no division in the loop over pairs.
+                        let b = b / basis.volume;
                         w.iter_mut().zip(&e).for_each(|(w, e)| *w += e * b);
                     }
                 }
@@ -243,8 +245,7 @@ impl AugmentationCharges {
                 self.pair_charge(basis, (sp, p), range.clone(), &mut q);
                 for (r_s, w_s) in rho.chunks_mut(len).zip(weighted.chunks(np * len)) {
                     let w = &w_s[p * len..(p + 1) * len];
-                    (r_s.iter_mut().zip(&q).zip(w))
-                        .for_each(|((r, q), w)| *r += q * w / basis.volume);
+                    (r_s.iter_mut().zip(&q).zip(w)).for_each(|((r, q), w)| *r += q * w);
                 }
             }
         }
