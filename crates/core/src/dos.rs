@@ -248,11 +248,10 @@ pub fn tetrahedron_fermi_level(g: &GridBands, optimised: bool) -> Option<f64> {
         Interpolation::Linear
     };
     let factor = 2.0 / g.eigenvalues.len() as f64;
-    let count = |e: f64| -> f64 {
-        (g.eigenvalues.iter())
-            .map(|c| tetrahedron::dos(&tets, how, |p| &c[grid.map[p]][..], factor, &[e]).1[0])
-            .sum()
-    };
+    let channels: Vec<tetrahedron::Corners> = (g.eigenvalues.iter())
+        .map(|c| tetrahedron::Corners::new(&tets, how, |p| &c[grid.map[p]][..], factor))
+        .collect();
+    let count = |e: f64| -> f64 { channels.iter().map(|c| c.integrated(e)).sum() };
     let all = g.eigenvalues.iter().flatten().flatten();
     let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &e| {
         (a.min(e), b.max(e))

@@ -140,6 +140,51 @@ pub fn dos<'a>(
     (d, n)
 }
 
+/// The sorted corner energies of every tetrahedron and band, kept for many evaluations of the
+/// integrated DOS at single energies (a Fermi level's bisection): each then costs one pass
+/// over them instead of forming every corner again.
+pub struct Corners {
+    sorted: Vec<[f64; 4]>,
+    w: f64,
+}
+
+impl Corners {
+    /// The corners of the bands `at(point)` in `tets`, `spin_factor` electrons per band (as
+    /// [`dos`] takes them).
+    pub fn new<'a>(
+        tets: &[[usize; 20]],
+        how: Interpolation,
+        at: impl Fn(usize) -> &'a [f64],
+        spin_factor: f64,
+    ) -> Self {
+        let nbands = tets.first().map_or(0, |t| at(t[0]).len());
+        let sorted = (tets.iter())
+            .flat_map(|t| (0..nbands).map(move |band| (t, band)))
+            .map(|(t, band)| {
+                let mut e = corner_energies(t, how, &at, band);
+                e.sort_by(f64::total_cmp);
+                e
+            })
+            .collect();
+        let w = spin_factor / tets.len() as f64;
+        Self { sorted, w }
+    }
+
+    /// N(x): [`dos`]'s integrated DOS at the single energy `x`, to the last bit (the same
+    /// terms summed in the same order).
+    pub fn integrated(&self, x: f64) -> f64 {
+        let (mut part, mut filled) = (0.0, 0.0);
+        for e in &self.sorted {
+            if x >= e[3] {
+                filled += self.w;
+            } else if x >= e[0] {
+                part += self.w * linear(*e, x).1;
+            }
+        }
+        part + filled
+    }
+}
+
 /// Projected densities of states at `energies` (Ha, ascending): `out[c][i]` is
 /// `Σ_tets Σ_bands Σ_p w_p(E_i) proj(p, band)[c]`, the DOS of [`dos`] with each grid point's
 /// share of it weighed by the band's `proj` there (`channels` values per point and band). A
@@ -284,6 +329,32 @@ fn linear([e1, e2, e3, e4]: [f64; 4], x: f64) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kept_corners_give_the_integrated_dos_to_the_last_bit() {
+        let recip = [[1.0, 0.1, 0.0], [0.0, 1.0, 0.2], [0.3, 0.0, 1.0]];
+        let tets = tetrahedra([4, 3, 5], &recip);
+        // Two bands per point, smooth but not linear over the grid.
+        let bands: Vec<[f64; 2]> = (0..60)
+            .map(|p| {
+                let x = p as f64 * 0.37;
+                [x.sin() * 0.2, 0.5 + x.cos() * 0.3]
+            })
+            .collect();
+        for how in [Interpolation::Linear, Interpolation::Optimised] {
+            let corners = Corners::new(&tets, how, |p| &bands[p][..], 2.0);
+            for i in 0..=100 {
+                let x = -0.4 + 1.3 * i as f64 / 100.0;
+                let want = dos(&tets, how, |p| &bands[p][..], 2.0, &[x]).1[0];
+                assert_eq!(
+                    corners.integrated(x).to_bits(),
+                    want.to_bits(),
+                    "{how:?} {x}"
+                );
+            }
+            assert!((corners.integrated(2.0) - 4.0).abs() < 1e-12);
+        }
+    }
 
     #[test]
     fn one_tetrahedron_integrates_to_one_and_is_continuous() {
