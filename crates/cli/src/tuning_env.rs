@@ -18,6 +18,8 @@ const CHECKPOINT_BLOCK_MIB: &str = "PLANEWAVE_CHECKPOINT_BLOCK_MIB";
 const ALLTOALLV: &str = "PLANEWAVE_ALLTOALLV";
 /// Sum over k-point groups, where the input has no `[parallel] kpoint_sum`.
 const KPOINT_SUM: &str = "PLANEWAVE_KPOINT_SUM";
+/// Whether small (spin, k) blocks are solved one per thread.
+const CONCURRENT_BLOCKS: &str = "PLANEWAVE_CONCURRENT_BLOCKS";
 /// Measure the waiting in MPI collectives (a barrier before each).
 const MEASURE_WAITING: &str = "PLANEWAVE_MEASURE_WAITING";
 
@@ -108,6 +110,17 @@ pub fn from_env() -> Result<Tuning, String> {
                 format!("{CHECKPOINT_BLOCK_MIB} = '{v}': give a positive size in MiB, such as 1")
             })?;
         t.checkpoint.block_bytes = ((mib * 1048576.0) as usize).max(16);
+    }
+    if let Some(v) = var(CONCURRENT_BLOCKS) {
+        t.concurrent_blocks = match v.trim() {
+            "1" => true,
+            "0" => false,
+            _ => {
+                return Err(format!(
+                    "{CONCURRENT_BLOCKS} = '{v}': use 1 (small k-point blocks one per thread, the default) or 0 (one after the other)"
+                ))
+            }
+        };
     }
     Ok(t)
 }

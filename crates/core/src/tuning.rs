@@ -1,5 +1,6 @@
 //! Choices of algorithm that never change a result, as one value the caller passes: the band
-//! groups' product algorithm and how checkpoints move their arrays.
+//! groups' product algorithm, how checkpoints move their arrays, and whether small (spin, k)
+//! blocks are solved one per thread.
 //!
 //! Contract: library code reads no environment variable to make these choices; the CLI fills a
 //! [`Tuning`] from the environment (the README's table), and a library user builds one or
@@ -16,6 +17,9 @@ pub struct Tuning {
     pub band_algorithm: BandAlgorithm,
     /// How checkpoints move bands between rank 0 and their owners.
     pub checkpoint: Transfer,
+    /// Whether a rank may solve its small (spin, k) blocks one per thread
+    /// ([`crate::scf::blocks_concurrently`]); false: one after the other.
+    pub concurrent_blocks: bool,
 }
 
 impl Default for Tuning {
@@ -23,6 +27,7 @@ impl Default for Tuning {
         Self {
             band_algorithm: BandAlgorithm::Reduce,
             checkpoint: Transfer::default(),
+            concurrent_blocks: true,
         }
     }
 }

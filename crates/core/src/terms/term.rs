@@ -159,7 +159,7 @@ impl<V: Summable> Share<V> {
 }
 
 /// One energy term of the Kohn–Sham functional.
-pub trait Term<T: BandScalar> {
+pub trait Term<T: BandScalar>: Sync {
     /// Name in reports and the results JSON ("kinetic", "local", ...).
     fn name(&self) -> &'static str;
     /// Name of the energy in the summary ("exact exchange", "-TS (smearing)"); the name by
