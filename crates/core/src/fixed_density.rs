@@ -4,7 +4,8 @@
 //! Contract: [`run`] is the SCF engine with three other policies, which is what the engine's
 //! policy seam is for: the mixer never moves the density (the SCF's, carried over by Miller
 //! index, [`ScfStart::from_previous`]), every band is solved to a fixed tight residual
-//! ([`BAND_RESIDUAL`]), and the loop stops when the band energy no longer changes. The k-points
+//! ([`BAND_RESIDUAL`]), and the loop stops when every band has reached it (most often after
+//! one iteration), or else when the band energy no longer changes. The k-points
 //! are a new set-up's, on the SCF's layout rules; its occupations are of the new k-points
 //! (meaningful for integer occupations only). Collective on the SCF set-up's world. Hybrids
 //! are refused: their exchange operator would have to be carried over too.
@@ -110,14 +111,14 @@ impl EigensolverTolerance for FixedResidual {
     }
 }
 
-/// Converged when the energy of the bands stops changing (the density residual means
-/// nothing here: the density never moves).
+/// Converged when every band reached its residual, or else when the energy of the bands
+/// stops changing (the density residual means nothing here: the density never moves).
 #[derive(Debug)]
 struct Settled;
 
 impl ConvergenceTest for Settled {
     fn converged(&self, q: &ConvergenceQuery) -> bool {
-        q.delta_e.abs() < SETTLED
+        q.bands_converged || q.delta_e.abs() < SETTLED
     }
 }
 

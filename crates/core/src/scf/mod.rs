@@ -472,6 +472,8 @@ struct BlockSolved<T> {
     values: Vec<f64>,
     vectors: Mat<T>,
     iterations: usize,
+    /// Every band at its tolerance.
+    converged: bool,
     times: ApplyTimes,
     /// Wall seconds of the block's solve.
     seconds: f64,
@@ -796,7 +798,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
                 nbands: params.nbands,
             });
             let t0 = Instant::now();
-            let (eig, eig_iters, applied) = self.solve(
+            let (eig, (eig_iters, bands_converged), applied) = self.solve(
                 psi,
                 &state,
                 &potentials.total,
@@ -840,6 +842,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
                 previous_exact,
                 energy_tolerance: tolerances.energy,
                 density_tolerance: tolerances.density,
+                bands_converged,
             }));
             previous_exact = exact;
             if done {
@@ -957,7 +960,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
     /// `psi`, with at least `min_iterations` eigensolver iterations (an SCF step: 1, and a
     /// few on the empty bands alone; 0: every band converged, [`Self::polish`]). Returns every
     /// block's eigenvalues (gathered on every rank), the eigensolver iterations summed over
-    /// blocks and this rank's seconds in each kind of operator (with blocks solved side by
+    /// blocks with whether every block converged (both over all ranks), and this rank's seconds in each kind of operator (with blocks solved side by
     /// side, [`blocks_concurrently`], each kind's share of the wall). Small blocks may be
     /// solved side by side; the bits are the same.
     fn solve(
@@ -967,12 +970,13 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         veff: &[Vec<f64>],
         (tol, maxiter, min_iterations): (f64, usize, usize),
         n_occupied: &[Vec<usize>],
-    ) -> Result<(Eigenvalues, f64, ApplyTimes), String> {
+    ) -> Result<(Eigenvalues, (f64, bool), ApplyTimes), String> {
         let (basis, params) = (self.basis, self.params);
         let par = &*basis.parallel;
         let (nspin, nk) = (self.model.nspin(), basis.kpoints.len());
         let mut eig = vec![vec![Vec::new(); nk]; nspin];
-        let mut eig_iters = [0.0];
+        // Eigensolver iterations and blocks left unconverged, summed over blocks.
+        let mut eig_iters = [0.0, 0.0];
         let mut applied = ApplyTimes::default();
         let veff: Vec<Cow<[f64]>> = veff.iter().map(|v| basis.potential_for_bands(v)).collect();
         let blocks: Vec<(usize, usize)> = par.owned_blocks(nspin, nk).collect();
@@ -1006,6 +1010,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         };
         for ((s, k), r) in blocks.into_iter().zip(solved) {
             eig_iters[0] += r.iterations as f64;
+            eig_iters[1] += f64::from(u8::from(!r.converged));
             applied.local += share * r.times.local;
             applied.projectors += share * r.times.projectors;
             applied.low_rank += share * r.times.low_rank;
@@ -1016,7 +1021,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         // Every rank needs every eigenvalue for the occupations.
         par.gather_blocks(&mut eig, params.nbands);
         par.sum_over_kgroups(&mut eig_iters);
-        Ok((eig, eig_iters[0], applied))
+        Ok((eig, (eig_iters[0], eig_iters[1] == 0.0), applied))
     }
 
     /// The lowest bands of block `(s, k)` from `x0` (as [`Self::solve`] says), with the
@@ -1086,6 +1091,7 @@ impl<'a, T: BandScalar> Engine<'a, T> {
             values: r.values,
             vectors,
             iterations: r.iterations,
+            converged: r.converged,
             times: h.apply_times(),
             seconds: t0.elapsed().as_secs_f64(),
         })

@@ -62,6 +62,9 @@ pub struct ConvergenceQuery {
     pub energy_tolerance: f64,
     /// The loop's density tolerance.
     pub density_tolerance: f64,
+    /// Whether the eigensolver brought every band of every (spin, k) block to its tolerance
+    /// this iteration (on every rank).
+    pub bands_converged: bool,
 }
 
 /// Decides when an SCF loop has converged.
