@@ -166,6 +166,9 @@ impl Entry {
         let (gv, q) = (self.g, self.q);
         let u = [gv[0] / q, gv[1] / q, gv[2] / q];
         let (ylm, grad) = (harmonics(self.lmax, u), gradients(self.lmax, u));
+        // Σ_p,terms of Re(W conj((-i)^L)) times qrad ∇Y (angular) and qrad' Y (radial): the
+        // strain components need only these two sums of the entry.
+        let (mut angular, mut radial) = ([0.0; 3], 0.0);
         for ((terms, slopes), w) in pairs.terms.iter().zip(slopes).zip(w) {
             for (t, slope) in terms.iter().zip(slopes) {
                 let (mut y, mut gy) = (0.0, [0.0; 3]);
@@ -176,12 +179,13 @@ impl Entry {
                 let (r, dr) = (t.radial[self.shell], slope[self.shell]);
                 // Re(W conj((-i)^L d)) for the real d below.
                 let wp = (w * minus_i_pow(t.big_l).conj()).re;
-                for (acc, &(a, b)) in acc.iter_mut().zip(&STRAIN) {
-                    let angular = r / q * 0.5 * (gy[a] * gv[b] + gy[b] * gv[a]);
-                    let radial = y * dr * gv[a] * gv[b] / q;
-                    *acc -= wp * (angular + radial);
-                }
+                (0..3).for_each(|c| angular[c] += wp * r * gy[c]);
+                radial += wp * y * dr;
             }
+        }
+        for (acc, &(a, b)) in acc.iter_mut().zip(&STRAIN) {
+            let sym = 0.5 * (angular[a] * gv[b] + angular[b] * gv[a]);
+            *acc -= (sym + radial * gv[a] * gv[b]) / q;
         }
     }
 }
