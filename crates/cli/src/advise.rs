@@ -13,7 +13,11 @@
 //! - the sum over k-point groups: `LATENCY · log2(kg)` plus `BYTE · 8 N nspin / g` per
 //!   iteration (each of a group's `g` ranks sums its part of the grid).
 //!
-//! Threads divide the computing terms with an efficiency of `THREAD_EFF` per doubling. The
+//! Threads divide the computing terms with an efficiency of `THREAD_EFF` per doubling, except
+//! that a rank without band groups or G-vector ranks solves small blocks one per thread
+//! (`scf::blocks_concurrently`): its blocks are dealt by cost over its threads, and the slowest
+//! thread's share sets the pace (si8_lda_gth_displaced on 2 cores, 2026-11-28: 1 × 2 threads
+//! 2.24–2.32 s, 2 k-point groups 2.22–2.29 s). The
 //! ranks of a k-point group form `b` band groups of `g` G-vector ranks: the band groups divide
 //! the block work with an efficiency of `BAND_EFF` per doubling (the subspace products' ring
 //! and reduce-scatter, the replicated subspace eigenproblem); the G-vector ranks divide the
@@ -47,6 +51,7 @@ use crate::comm_model::CommModel;
 use planewave_core::eigensolver::Eigensolver;
 use planewave_core::input::Kpoints;
 use planewave_core::parallel::deal_by_cost;
+use planewave_core::scf::CONCURRENT_BLOCK_SIZE;
 use planewave_core::setup::{memory_per_rank, Setup};
 use std::fmt::Write;
 
@@ -96,6 +101,8 @@ struct Candidate {
     /// Of `seconds`, the modelled communication.
     communication: f64,
     slowest_blocks: usize,
+    /// Whether a rank solves its blocks one per thread.
+    blocks_per_thread: bool,
     memory: f64,
 }
 
@@ -199,12 +206,22 @@ fn predict(
         .collect();
     let owner = deal_by_cost(&costs, kg);
     let group = |g: usize| owner.iter().zip(&costs).filter(move |(o, _)| **o == g);
-    let (slowest, slowest_blocks) = (0..kg)
-        .map(|g| (group(g).map(|(_, c)| c).sum::<f64>(), group(g).count()))
-        .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
     let g_speedup = gvector_speedup(g, s.basis.grid.dims[2]);
+    let divided = speedup(bg, BAND_EFF) * g_speedup * speedup(threads, THREAD_EFF);
+    let concurrent = bg == 1 && g == 1 && small_blocks(s);
+    let seconds_of = |grp: usize| {
+        let mine: Vec<f64> = group(grp).map(|(_, c)| *c).collect();
+        if concurrent && mine.len() > 1 && threads > 1 {
+            blocks_side_by_side(&mine, threads)
+        } else {
+            mine.iter().sum::<f64>() / divided
+        }
+    };
+    let (blocks, slowest_blocks) = (0..kg)
+        .map(|grp| (seconds_of(grp), group(grp).count()))
+        .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
+    let blocks_per_thread = concurrent && threads > 1 && slowest_blocks > 1;
     let grid = A_GRID * nspin as f64 * n / g_speedup;
-    let blocks = slowest / (speedup(bg, BAND_EFF) * g_speedup);
     let comm = communication(s, ranks, (kg, bg, g), slowest_blocks, machine);
     Candidate {
         ranks,
@@ -212,9 +229,10 @@ fn predict(
         kpoint_groups: kg,
         band_groups: bg,
         gvector_ranks: g,
-        seconds: (blocks + grid) / speedup(threads, THREAD_EFF) + comm,
+        seconds: blocks + grid / speedup(threads, THREAD_EFF) + comm,
         communication: comm,
         slowest_blocks,
+        blocks_per_thread,
         memory: memory_per_rank(
             &s.model,
             s.basis.ecut,
@@ -225,6 +243,30 @@ fn predict(
             s.params.eigensolver,
         ),
     }
+}
+
+/// Whether every block is small enough for a rank to solve its blocks one per thread
+/// ([`planewave_core::scf::blocks_concurrently`]).
+fn small_blocks(s: &Setup) -> bool {
+    let largest = s.basis.kpoints.iter().map(|k| k.global_dim()).max();
+    largest.unwrap_or(0) * s.params.nbands <= CONCURRENT_BLOCK_SIZE
+}
+
+/// Seconds of blocks of one-thread seconds `costs` solved one per thread on `threads` threads:
+/// dealt by cost over `min(threads, blocks)` lanes, the slowest lane's, each lane's block on its
+/// share of the threads.
+fn blocks_side_by_side(costs: &[f64], threads: usize) -> f64 {
+    let lanes = threads.min(costs.len());
+    let owner = deal_by_cost(costs, lanes);
+    let slowest = (0..lanes)
+        .map(|l| {
+            (owner.iter().zip(costs))
+                .filter(|(o, _)| **o == l)
+                .map(|(_, c)| c)
+                .sum::<f64>()
+        })
+        .fold(0.0, f64::max);
+    slowest / speedup(threads / lanes, THREAD_EFF)
 }
 
 /// Seconds per SCF iteration of the messages the model counts for layout `(kg, bg, g)`: the
@@ -432,11 +474,20 @@ fn why(best: &Candidate, cands: &[Candidate], blocks: usize) -> String {
             best.seconds,
             if most_k.slowest_blocks * most_k.kpoint_groups > blocks {
                 "the blocks do not divide evenly over that many groups"
+            } else if best.blocks_per_thread {
+                "a rank's threads share out its blocks as well as k-point groups would, with no sum between them"
             } else {
                 "sharing each block over G-vector ranks costs less here than the k-point sums"
             }
         )
     };
+    if best.blocks_per_thread {
+        let _ = write!(
+            text,
+            " Each rank's {} threads solve its small (spin, k) blocks one per thread.",
+            best.threads
+        );
+    }
     if best.band_groups > 1 {
         let _ = write!(
             text,
@@ -457,6 +508,18 @@ fn why(best: &Candidate, cands: &[Candidate], blocks: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocks_side_by_side_wait_for_the_slowest_thread() {
+        assert_eq!(blocks_side_by_side(&[1.0, 1.0, 1.0, 1.0], 2), 2.0);
+        assert_eq!(blocks_side_by_side(&[3.0, 1.0, 1.0, 1.0], 2), 3.0);
+        // More threads than blocks: each block on its share of them.
+        let four = blocks_side_by_side(&[1.0; 4], 8);
+        assert!(
+            (four - 1.0 / speedup(2, THREAD_EFF)).abs() < 1e-15,
+            "{four}"
+        );
+    }
 
     #[test]
     fn partners_count_members_on_the_same_node_and_elsewhere() {
