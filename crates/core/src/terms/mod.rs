@@ -37,7 +37,7 @@ pub(crate) fn structure_factor_sum(
     model: &crate::model::Model,
     basis: &crate::basis::Basis,
     atom_weight: impl Fn(usize) -> f64,
-    form_factor: impl Fn(usize, f64) -> f64,
+    form_factor: impl Fn(usize, f64) -> f64 + Sync,
 ) -> Vec<num_complex::Complex64> {
     use num_complex::Complex64;
     use rayon::prelude::*;
@@ -51,7 +51,9 @@ pub(crate) fn structure_factor_sum(
             continue;
         }
         let phases = sphere_phases(basis, &xs);
-        let ff: Vec<f64> = (basis.rho_shell_norm.iter())
+        // One radial integral per |G| shell, on the threads: a low-symmetry cell has about as
+        // many shells as half its sphere.
+        let ff: Vec<f64> = (basis.rho_shell_norm.par_iter())
             .map(|&q| form_factor(s, q) / basis.volume)
             .collect();
         (out.par_chunks_mut(crate::ordered_sum::SPHERE_CHUNK))
