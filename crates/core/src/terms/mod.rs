@@ -105,15 +105,14 @@ pub(crate) fn structure_factor_forces(
     model: &crate::model::Model,
     basis: &crate::basis::Basis,
     field_g: &[num_complex::Complex64],
-    form_factor: impl Fn(usize, f64) -> f64,
+    form_factor: impl Fn(usize, f64) -> f64 + Sync,
 ) -> Vec<[f64; 3]> {
     use rayon::prelude::*;
     let nsp = model.species.len();
+    // Per |G| shell, on the threads (as in [`structure_factor_sum`]).
     let ff: Vec<Vec<f64>> = (0..nsp)
         .map(|s| {
-            basis
-                .rho_shell_norm
-                .iter()
+            (basis.rho_shell_norm.par_iter())
                 .map(|&q| form_factor(s, q))
                 .collect()
         })
@@ -151,9 +150,10 @@ pub(crate) fn structure_factor_strain(
     model: &crate::model::Model,
     basis: &crate::basis::Basis,
     field_g: &[num_complex::Complex64],
-    form_factor: impl Fn(usize, f64) -> f64,
+    form_factor: impl Fn(usize, f64) -> f64 + Sync,
 ) -> [[f64; 3]; 3] {
     use crate::ordered_sum::{add_arrays, ordered_sum};
+    use rayon::prelude::*;
     let mut out = [[0.0; 3]; 3];
     for s in 0..model.species.len() {
         let atoms: Vec<[f64; 3]> = (model.crystal.atoms.iter())
@@ -164,9 +164,7 @@ pub(crate) fn structure_factor_strain(
             continue;
         }
         let phases = sphere_phases(basis, &atoms);
-        let dff: Vec<f64> = basis
-            .rho_shell_norm
-            .iter()
+        let dff: Vec<f64> = (basis.rho_shell_norm.par_iter())
             .map(|&q| {
                 if q < 1e-10 {
                     0.0
