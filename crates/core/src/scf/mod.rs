@@ -960,9 +960,10 @@ impl<'a, T: BandScalar> Engine<'a, T> {
     /// `psi`, with at least `min_iterations` eigensolver iterations (an SCF step: 1, and a
     /// few on the empty bands alone; 0: every band converged, [`Self::polish`]). Returns every
     /// block's eigenvalues (gathered on every rank), the eigensolver iterations summed over
-    /// blocks with whether every block converged (both over all ranks), and this rank's seconds in each kind of operator (with blocks solved side by
-    /// side, [`blocks_concurrently`], each kind's share of the wall). Small blocks may be
-    /// solved side by side; the bits are the same.
+    /// blocks with whether every block converged (both over all ranks), and this rank's
+    /// seconds in each kind of operator. Small blocks may be solved side by side
+    /// ([`blocks_concurrently`]; the bits are the same, and the seconds are then each kind's
+    /// share of the wall).
     fn solve(
         &self,
         psi: &mut [Vec<Mat<T>>],
