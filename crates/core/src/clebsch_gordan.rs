@@ -138,7 +138,7 @@ pub fn harmonics(lmax: usize, u: [f64; 3]) -> [f64; NLM_PRODUCT] {
 ///
 /// Analytic: r^l Y_lm is the solid harmonic R_lm = c Q(z, r²) (x + i y)^m, a polynomial, so at
 /// |x| = 1 the gradient is ∇R_lm − l Y_lm u. Q follows the recurrence of
-/// [`legendre_derivative`] with r² restored, and its two partial derivatives theirs.
+/// `legendre_derivative` with r² restored, and its two partial derivatives theirs.
 pub fn gradients(lmax: usize, u: [f64; 3]) -> [[f64; 3]; NLM_PRODUCT] {
     assert!(
         lmax <= LMAX_PRODUCT,
