@@ -51,7 +51,7 @@ use crate::comm_model::CommModel;
 use planewave_core::eigensolver::Eigensolver;
 use planewave_core::input::Kpoints;
 use planewave_core::parallel::deal_by_cost;
-use planewave_core::scf::CONCURRENT_BLOCK_SIZE;
+use planewave_core::scf::blocks_small_enough;
 use planewave_core::setup::{memory_per_rank, Setup};
 use std::fmt::Write;
 
@@ -208,7 +208,7 @@ fn predict(
     let group = |g: usize| owner.iter().zip(&costs).filter(move |(o, _)| **o == g);
     let g_speedup = gvector_speedup(g, s.basis.grid.dims[2]);
     let divided = speedup(bg, BAND_EFF) * g_speedup * speedup(threads, THREAD_EFF);
-    let concurrent = bg == 1 && g == 1 && small_blocks(s);
+    let concurrent = bg == 1 && g == 1 && blocks_small_enough(&s.basis, s.params.nbands);
     let seconds_of = |grp: usize| {
         let mine: Vec<f64> = group(grp).map(|(_, c)| *c).collect();
         if concurrent && mine.len() > 1 && threads > 1 {
@@ -243,13 +243,6 @@ fn predict(
             s.params.eigensolver,
         ),
     }
-}
-
-/// Whether every block is small enough for a rank to solve its blocks one per thread
-/// ([`planewave_core::scf::blocks_concurrently`]).
-fn small_blocks(s: &Setup) -> bool {
-    let largest = s.basis.kpoints.iter().map(|k| k.global_dim()).max();
-    largest.unwrap_or(0) * s.params.nbands <= CONCURRENT_BLOCK_SIZE
 }
 
 /// Seconds of blocks of one-thread seconds `costs` solved one per thread on `threads` threads:

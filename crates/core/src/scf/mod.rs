@@ -457,14 +457,26 @@ pub struct Engine<'a, T: BandScalar> {
 /// same bits: each block's work is the same.
 pub fn blocks_concurrently(basis: &Basis, params: &ScfParams, count: usize) -> bool {
     let par = &*basis.parallel;
-    let largest = basis.kpoints.iter().map(|k| k.dim()).max().unwrap_or(0);
     params.tuning.concurrent_blocks
         && count > 1
         && rayon::current_num_threads() > 1
         && par.band_groups() == 1
         && par.topology().gvector.size() == 1
         && params.device.is_none()
-        && largest * params.nbands <= CONCURRENT_BLOCK_SIZE
+        && blocks_small_enough(basis, params.nbands)
+}
+
+/// Whether every (spin, k) block of `nbands` bands is small enough for [`blocks_concurrently`]:
+/// the largest k-point's plane waves (over all G-vector ranks) times the bands within
+/// [`CONCURRENT_BLOCK_SIZE`].
+pub fn blocks_small_enough(basis: &Basis, nbands: usize) -> bool {
+    let largest = basis
+        .kpoints
+        .iter()
+        .map(|k| k.global_dim())
+        .max()
+        .unwrap_or(0);
+    largest * nbands <= CONCURRENT_BLOCK_SIZE
 }
 
 /// One (spin, k) block's bands as the eigensolver left them.
