@@ -121,8 +121,7 @@ pub fn dos<'a>(
     let first_at_or_above = |e: f64| energies.partition_point(|&x| x < e);
     for t in tets {
         for band in 0..nbands {
-            let mut e = corner_energies(t, how, &at, band);
-            e.sort_by(f64::total_cmp);
+            let e = sorted_corners(t, how, &at, band);
             let (from, to) = (first_at_or_above(e[0]), first_at_or_above(e[3]));
             for i in from..to {
                 let (di, ni) = linear(e, energies[i]);
@@ -160,11 +159,7 @@ impl Corners {
         let nbands = tets.first().map_or(0, |t| at(t[0]).len());
         let sorted = (tets.iter())
             .flat_map(|t| (0..nbands).map(move |band| (t, band)))
-            .map(|(t, band)| {
-                let mut e = corner_energies(t, how, &at, band);
-                e.sort_by(f64::total_cmp);
-                e
-            })
+            .map(|(t, band)| sorted_corners(t, how, &at, band))
             .collect();
         let w = spin_factor / tets.len() as f64;
         Self { sorted, w }
@@ -251,6 +246,18 @@ fn corner_energies<'a>(
                 / 1260.0
         }),
     }
+}
+
+/// [`corner_energies`] in ascending order, as the linear DOS takes them.
+fn sorted_corners<'a>(
+    t: &[usize; 20],
+    how: Interpolation,
+    at: &impl Fn(usize) -> &'a [f64],
+    band: usize,
+) -> [f64; 4] {
+    let mut e = corner_energies(t, how, at, band);
+    e.sort_by(f64::total_cmp);
+    e
 }
 
 /// The DOS at `x` of one band linear in one tetrahedron of unit weight with corner energies
