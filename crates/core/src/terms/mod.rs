@@ -51,11 +51,7 @@ pub(crate) fn structure_factor_sum(
             continue;
         }
         let phases = sphere_phases(basis, &xs);
-        // One radial integral per |G| shell, on the threads: a low-symmetry cell has about as
-        // many shells as half its sphere.
-        let ff: Vec<f64> = (basis.rho_shell_norm.par_iter())
-            .map(|&q| form_factor(s, q) / basis.volume)
-            .collect();
+        let ff = per_shell(basis, |q| form_factor(s, q) / basis.volume);
         (out.par_chunks_mut(crate::ordered_sum::SPHERE_CHUNK))
             .zip(
                 basis
@@ -71,6 +67,13 @@ pub(crate) fn structure_factor_sum(
             });
     }
     out
+}
+
+/// `f(|G|)` once per |G| shell of the density sphere (index it by `basis.rho_shell`), on the
+/// threads: a low-symmetry cell has about as many shells as half its sphere.
+pub(crate) fn per_shell(basis: &crate::basis::Basis, f: impl Fn(f64) -> f64 + Sync) -> Vec<f64> {
+    use rayon::prelude::*;
+    (basis.rho_shell_norm.par_iter()).map(|&q| f(q)).collect()
 }
 
 /// Values at this rank's grid points of a real field given on the density sphere.
@@ -109,13 +112,8 @@ pub(crate) fn structure_factor_forces(
 ) -> Vec<[f64; 3]> {
     use rayon::prelude::*;
     let nsp = model.species.len();
-    // Per |G| shell, on the threads (as in [`structure_factor_sum`]).
     let ff: Vec<Vec<f64>> = (0..nsp)
-        .map(|s| {
-            (basis.rho_shell_norm.par_iter())
-                .map(|&q| form_factor(s, q))
-                .collect()
-        })
+        .map(|s| per_shell(basis, |q| form_factor(s, q)))
         .collect();
     (model.crystal.atoms.par_iter())
         .map(|atom| {
@@ -153,7 +151,6 @@ pub(crate) fn structure_factor_strain(
     form_factor: impl Fn(usize, f64) -> f64 + Sync,
 ) -> [[f64; 3]; 3] {
     use crate::ordered_sum::{add_arrays, ordered_sum};
-    use rayon::prelude::*;
     let mut out = [[0.0; 3]; 3];
     for s in 0..model.species.len() {
         let atoms: Vec<[f64; 3]> = (model.crystal.atoms.iter())
@@ -164,15 +161,13 @@ pub(crate) fn structure_factor_strain(
             continue;
         }
         let phases = sphere_phases(basis, &atoms);
-        let dff: Vec<f64> = (basis.rho_shell_norm.par_iter())
-            .map(|&q| {
-                if q < 1e-10 {
-                    0.0
-                } else {
-                    radial_derivative(|x| form_factor(s, x), q) / q
-                }
-            })
-            .collect();
+        let dff = per_shell(basis, |q| {
+            if q < 1e-10 {
+                0.0
+            } else {
+                radial_derivative(|x| form_factor(s, x), q) / q
+            }
+        });
         let part = |range: std::ops::Range<usize>| {
             let mut part = [[0.0; 3]; 3];
             for p in range {
