@@ -6,9 +6,10 @@
 //! `∂Q/∂ε_ab = −(∂_a Q G_b + ∂_b Q G_a) / 2` with
 //! `∂_c Q = Σ_LM (−i)^L ap_LM [4π qrad_L(|G|) ∂_c Y_LM(Ĝ) + 4π qrad_L'(|G|) Y_LM(Ĝ) G_c/|G|]`
 //! (QE's `addusstress` with `dqvan2`). The harmonics' gradients are analytic
-//! ([`gradients`]), the radial slopes central differences of relative step 1e-5 per |G| shell. The band sums and potentials are combined per pair first, then one pass over
-//! this rank's sphere entries (dealt over the threads in fixed chunks) gives all six
-//! components; summed over the G-vector group (collective).
+//! ([`gradients`]), the radial slopes central differences of relative step 1e-5 per |G| shell.
+//! The band sums and potentials are combined per pair first, then one pass over this rank's
+//! sphere entries (dealt over the threads in fixed chunks) gives all six components; summed
+//! over the G-vector group (collective).
 
 use super::{minus_i_pow, AugmentationCharges, Becsum, SpeciesPairs};
 use crate::basis::Basis;

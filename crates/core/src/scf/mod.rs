@@ -988,8 +988,9 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         let par = &*basis.parallel;
         let (nspin, nk) = (self.model.nspin(), basis.kpoints.len());
         let mut eig = vec![vec![Vec::new(); nk]; nspin];
-        // Eigensolver iterations and blocks left unconverged, summed over blocks.
-        let mut eig_iters = [0.0, 0.0];
+        // [eigensolver iterations, blocks left unconverged], summed over blocks: one array
+        // for one sum over the k-point groups.
+        let mut iterations_unconverged = [0.0, 0.0];
         let mut applied = ApplyTimes::default();
         let veff: Vec<Cow<[f64]>> = veff.iter().map(|v| basis.potential_for_bands(v)).collect();
         let blocks: Vec<(usize, usize)> = par.owned_blocks(nspin, nk).collect();
@@ -1022,8 +1023,8 @@ impl<'a, T: BandScalar> Engine<'a, T> {
             1.0
         };
         for ((s, k), r) in blocks.into_iter().zip(solved) {
-            eig_iters[0] += r.iterations as f64;
-            eig_iters[1] += f64::from(u8::from(!r.converged));
+            iterations_unconverged[0] += r.iterations as f64;
+            iterations_unconverged[1] += f64::from(u8::from(!r.converged));
             applied.local += share * r.times.local;
             applied.projectors += share * r.times.projectors;
             applied.low_rank += share * r.times.low_rank;
@@ -1033,8 +1034,9 @@ impl<'a, T: BandScalar> Engine<'a, T> {
         }
         // Every rank needs every eigenvalue for the occupations.
         par.gather_blocks(&mut eig, params.nbands);
-        par.sum_over_kgroups(&mut eig_iters);
-        Ok((eig, (eig_iters[0], eig_iters[1] == 0.0), applied))
+        par.sum_over_kgroups(&mut iterations_unconverged);
+        let [iterations, unconverged] = iterations_unconverged;
+        Ok((eig, (iterations, unconverged == 0.0), applied))
     }
 
     /// The lowest bands of block `(s, k)` from `x0` (as [`Self::solve`] says), with the
