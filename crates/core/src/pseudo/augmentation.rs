@@ -151,40 +151,14 @@ impl Augmentation {
         &self.components
     }
 
-    /// Tabulate every radial integral up to `qmax` (1/bohr).
-    /// The Bessel functions j_L(q r) are formed once per q and L for every channel of that
-    /// L (a species has 13 channels of 3 L's: 4 times fewer than one per channel).
+    /// Tabulate every radial integral up to `qmax` (1/bohr) ([`QTable::bessel_integrals`]:
+    /// the Bessel functions j_L(q r) once per q and L for every channel of that L, 13
+    /// channels of 3 L's for a species).
     pub fn tabulate(&mut self, qmax: f64) {
-        use rayon::prelude::*;
-        let n = QTable::points(qmax);
-        let big_ls: Vec<usize> = (0..=LMAX_PRODUCT)
-            .filter(|l| self.channels.iter().any(|c| c.l == *l))
+        let funcs: Vec<(usize, &[f64])> = (self.channels.iter())
+            .map(|c| (c.l, self.weighted[c.func].as_slice()))
             .collect();
-        // Per q point, every channel's integral.
-        let columns: Vec<Vec<f64>> = (0..n)
-            .into_par_iter()
-            .map(|j| {
-                let q = QTable::q_of(j);
-                let mut out = vec![0.0; self.channels.len()];
-                for &l in &big_ls {
-                    let bessel: Vec<f64> = self.r.iter().map(|r| sph_bessel(l, q * r)).collect();
-                    for (o, c) in out.iter_mut().zip(&self.channels) {
-                        if c.l == l {
-                            *o = self.weighted[c.func]
-                                .iter()
-                                .zip(&bessel)
-                                .map(|(w, b)| w * b)
-                                .sum();
-                        }
-                    }
-                }
-                out
-            })
-            .collect();
-        let values = (0..self.channels.len())
-            .map(|c| columns.iter().map(|col| col[c]).collect())
-            .collect();
-        self.table = Some(QTable::from_values(values));
+        self.table = Some(QTable::bessel_integrals(&self.r, &funcs, 1.0, qmax));
     }
 
     /// `int_0^{r(kkbeta)} r^2 Q^L_ij(r) j_L(q r) dr` for betas `i`, `j` (see the module doc).

@@ -63,18 +63,53 @@ fn odd_double_factorial(l: usize) -> f64 {
 }
 
 /// Power series j_l(x) = x^l/(2l+1)!! sum_k (-x^2/2)^k / (k! (2l+3)(2l+5)...(2l+2k+1)).
+/// The divisors of the terms do not depend on x: for l <= [`SERIES_TABLE_L`] their reciprocals
+/// come from a table, so the terms' chain is of multiplications only.
 fn sph_bessel_series(l: usize, x: f64) -> f64 {
     let x2h = -0.5 * x * x;
+    let table = (l <= SERIES_TABLE_L).then(|| &series_table()[l]);
     let mut term = 1.0;
     let mut sum = 1.0;
-    for k in 1..60 {
-        term *= x2h / (k as f64 * (2 * l + 2 * k + 1) as f64);
+    for k in 1..SERIES_TERMS {
+        term *= match table {
+            Some(t) => x2h * t.reciprocals[k],
+            None => x2h / (k as f64 * (2 * l + 2 * k + 1) as f64),
+        };
         sum += term;
         if term.abs() <= 1e-17 * sum.abs() {
             break;
         }
     }
-    x.powi(l as i32) / odd_double_factorial(l) * sum
+    let scale = table.map_or_else(|| 1.0 / odd_double_factorial(l), |t| t.scale);
+    x.powi(l as i32) * scale * sum
+}
+
+/// Most terms of [`sph_bessel_series`] (the series stops before them at the x it is used at).
+const SERIES_TERMS: usize = 60;
+/// Highest l whose series coefficients are tabulated: above it the series runs to x = 2l,
+/// where its terms cancel to a few digits and the divisions' rounding is kept (j_6(11.5)
+/// moved by 2e-13 relative with reciprocals).
+const SERIES_TABLE_L: usize = 3;
+
+/// The series coefficients of one l: `1 / (k (2l+2k+1))` and `1 / (2l+1)!!`.
+struct SeriesCoefficients {
+    reciprocals: [f64; SERIES_TERMS],
+    scale: f64,
+}
+
+/// [`SeriesCoefficients`] of l = 0..=[`SERIES_TABLE_L`], formed once per process.
+fn series_table() -> &'static [SeriesCoefficients] {
+    static TABLE: std::sync::OnceLock<Vec<SeriesCoefficients>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0..=SERIES_TABLE_L)
+            .map(|l| SeriesCoefficients {
+                reciprocals: std::array::from_fn(|k| {
+                    1.0 / (k.max(1) as f64 * (2 * l + 2 * k + 1) as f64)
+                }),
+                scale: 1.0 / odd_double_factorial(l),
+            })
+            .collect()
+    })
 }
 
 /// Spherical Bessel function of the first kind j_l(x), x >= 0 (odd/even
@@ -84,6 +119,13 @@ pub fn sph_bessel(l: usize, x: f64) -> f64 {
         let v = sph_bessel(l, -x);
         return if l.is_multiple_of(2) { v } else { -v };
     }
+    sph_bessel_with(l, x, || x.sin_cos())
+}
+
+/// [`sph_bessel`] at x >= 0, with `sin_cos` giving `(sin x, cos x)` where the closed forms
+/// need them (not called where the power series serves): a caller that steps x through a
+/// uniform grid can hand in a rotated pair instead of calling the sine again.
+pub fn sph_bessel_with(l: usize, x: f64, sin_cos: impl FnOnce() -> (f64, f64)) -> f64 {
     // The series is used where the closed forms suffer from cancellation.
     let series_limit = match l {
         0 => 0.05,
@@ -93,7 +135,7 @@ pub fn sph_bessel(l: usize, x: f64) -> f64 {
     if x < series_limit {
         return sph_bessel_series(l, x);
     }
-    let (s, c) = x.sin_cos();
+    let (s, c) = sin_cos();
     match l {
         0 => s / x,
         1 => (s / x - c) / x,
