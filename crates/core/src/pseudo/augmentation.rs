@@ -151,9 +151,9 @@ impl Augmentation {
         &self.components
     }
 
-    /// Tabulate every radial integral up to `qmax` (1/bohr) ([`QTable::bessel_integrals`]:
-    /// the Bessel functions j_L(q r) once per q and L for every channel of that L, 13
-    /// channels of 3 L's for a species).
+    /// Tabulate every radial integral up to `qmax` (1/bohr), as the numeric projectors' table
+    /// is made (`QTable::bessel_integrals`: the Bessel functions j_L(q r) once per q and L for
+    /// every channel of that L, 13 channels of 3 L's for a species).
     pub fn tabulate(&mut self, qmax: f64) {
         let funcs: Vec<(usize, &[f64])> = (self.channels.iter())
             .map(|c| (c.l, self.weighted[c.func].as_slice()))

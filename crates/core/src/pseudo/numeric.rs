@@ -77,6 +77,9 @@ impl QTable {
             .min(r.len());
         let r = &r[..len];
         let step: Vec<(f64, f64)> = r.iter().map(|r| (Self::q_of(1) * r).sin_cos()).collect();
+        let mut ls: Vec<usize> = funcs.iter().map(|(l, _)| *l).collect();
+        ls.sort_unstable();
+        ls.dedup();
         let runs: Vec<Vec<Vec<f64>>> = (0..n.div_ceil(Q_RUN))
             .into_par_iter()
             .map(|run| {
@@ -84,9 +87,10 @@ impl QTable {
                 let mut sc: Vec<(f64, f64)> = (r.iter())
                     .map(|r| (Self::q_of(points.start) * r).sin_cos())
                     .collect();
-                let mut out = Vec::with_capacity(points.len());
+                let (mut out, mut bessel) = (Vec::with_capacity(points.len()), Vec::new());
                 for j in points {
-                    out.push(integrals_at(Self::q_of(j), r, &sc, funcs, scale));
+                    let q = Self::q_of(j);
+                    out.push(integrals_at(q, (r, &sc), (funcs, &ls), scale, &mut bessel));
                     for ((s, c), (sd, cd)) in sc.iter_mut().zip(&step) {
                         (*s, *c) = (*s * cd + *c * sd, *c * cd - *s * sd);
                     }
@@ -144,20 +148,17 @@ impl QTable {
 const Q_RUN: usize = 32;
 
 /// `scale * sum_r w_i(r) j_{l_i}(q r)` of every function of [`QTable::bessel_integrals`] at
-/// `q`, with `sc` = `(sin q r, cos q r)` at the mesh points `r`.
+/// `q`, with `sc` = `(sin q r, cos q r)` at the mesh points `r`; `ls` the functions' distinct
+/// l, `bessel` scratch.
 fn integrals_at(
     q: f64,
-    r: &[f64],
-    sc: &[(f64, f64)],
-    funcs: &[(usize, &[f64])],
+    (r, sc): (&[f64], &[(f64, f64)]),
+    (funcs, ls): (&[(usize, &[f64])], &[usize]),
     scale: f64,
+    bessel: &mut Vec<f64>,
 ) -> Vec<f64> {
     let mut out = vec![0.0; funcs.len()];
-    let mut bessel = Vec::with_capacity(r.len());
-    let mut ls: Vec<usize> = funcs.iter().map(|(l, _)| *l).collect();
-    ls.sort_unstable();
-    ls.dedup();
-    for l in ls {
+    for &l in ls {
         bessel.clear();
         bessel.extend(
             r.iter()
@@ -165,7 +166,7 @@ fn integrals_at(
                 .map(|(r, &sc)| sph_bessel_with(l, q * r, || sc)),
         );
         for (o, (_, w)) in out.iter_mut().zip(funcs).filter(|(_, f)| f.0 == l) {
-            *o = scale * w.iter().zip(&bessel).map(|(w, b)| w * b).sum::<f64>();
+            *o = scale * w.iter().zip(bessel.iter()).map(|(w, b)| w * b).sum::<f64>();
         }
     }
     out
@@ -315,4 +316,40 @@ impl NumericData {
 
 fn j0_sum(w: &[f64], r: &[f64], q: f64) -> f64 {
     w.iter().zip(r).map(|(w, r)| w * sph_bessel(0, q * r)).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rotated sines of [`QTable::bessel_integrals`] give the direct sums of
+    /// [`sph_bessel`] to rounding at every table point, the last of each run included.
+    #[test]
+    fn bessel_integrals_match_direct_sums() {
+        let r: Vec<f64> = (0..900).map(|i| (-7.0 + 0.0125 * i as f64).exp()).collect();
+        let w: Vec<Vec<f64>> = (0..3)
+            .map(|f| {
+                (r.iter())
+                    .map(|&x| x * x * (-(x - 0.5 * f as f64).powi(2)).exp() * 0.0125 * x)
+                    .collect()
+            })
+            .collect();
+        let funcs: Vec<(usize, &[f64])> = vec![(0, &w[0]), (2, &w[1]), (1, &w[2]), (2, &w[0])];
+        let table = QTable::bessel_integrals(&r, &funcs, 4.0 * PI, 20.0);
+        let mut worst = 0.0f64;
+        for (i, &(l, w)) in funcs.iter().enumerate() {
+            let scale = w.iter().map(|x| x.abs()).sum::<f64>() * 4.0 * PI;
+            for (j, &v) in table.values[i].iter().enumerate() {
+                let q = QTable::q_of(j);
+                let direct: f64 = 4.0
+                    * PI
+                    * (w.iter().zip(&r))
+                        .map(|(w, r)| w * sph_bessel(l, q * r))
+                        .sum::<f64>();
+                worst = worst.max((v - direct).abs() / scale);
+            }
+        }
+        assert_eq!(table.values[0].len(), QTable::points(20.0));
+        assert!(worst < 1e-14, "rotated vs direct: {worst:e}");
+    }
 }
