@@ -20,7 +20,7 @@
 //!   ([`AugmentationCharges::stress`]: the analytic strain derivative of Q_p).
 
 use crate::bands::BandScalar;
-use crate::basis::Basis;
+use crate::basis::{conjugate_pair_weight, Basis};
 use crate::clebsch_gordan::{product_ls, real_ylm_upto6, YlmProducts, LMAX_PRODUCT};
 use crate::model::Model;
 use crate::ordered_sum::ordered_sum;
@@ -185,25 +185,39 @@ impl AugmentationCharges {
 
     /// The augmentation density per spin channel on this rank's density-sphere entries
     /// (electrons/bohr³ as sphere coefficients) of `becsum`: dealt over the threads in blocks
-    /// of 256 entries, each formed whole (no sphere-sized temporaries).
+    /// of 256 entries, each formed whole (no sphere-sized temporaries). The density is real:
+    /// where every entry's mirror -G is on this rank ([`Basis::rho_mirror`]), the entries
+    /// outside the upper half are their mirror's conjugate, and blocks with no upper-half
+    /// entry are not formed (half the sphere on one rank).
     pub fn density(&self, model: &Model, basis: &Basis, becsum: &Becsum) -> Vec<Vec<Complex64>> {
         let (n, zero) = (basis.rho_g.len(), Complex64::new(0.0, 0.0));
         let phases = AtomPhases::of(model, basis);
+        let mirror = basis.rho_mirror.as_deref();
+        let mirrored =
+            |e: usize| mirror.is_some() && conjugate_pair_weight(&basis.rho_millers[e]) == 0.0;
         let blocks: Vec<Vec<Complex64>> = (0..n.div_ceil(BLOCK))
             .into_par_iter()
             .map(|b| {
-                self.density_block(
-                    model,
-                    basis,
-                    (becsum, &phases),
-                    b * BLOCK..n.min((b + 1) * BLOCK),
-                )
+                let range = b * BLOCK..n.min((b + 1) * BLOCK);
+                if range.clone().all(mirrored) {
+                    return Vec::new();
+                }
+                self.density_block(model, basis, (becsum, &phases), range)
             })
             .collect();
         let mut rho = vec![vec![zero; n]; becsum.len()];
         for (s, r) in rho.iter_mut().enumerate() {
-            for (dst, src) in r.chunks_mut(BLOCK).zip(&blocks) {
+            for (dst, src) in r
+                .chunks_mut(BLOCK)
+                .zip(&blocks)
+                .filter(|(_, b)| !b.is_empty())
+            {
                 dst.copy_from_slice(&src[s * dst.len()..(s + 1) * dst.len()]);
+            }
+            if let Some(mirror) = mirror {
+                for e in (0..n).filter(|&e| mirrored(e)) {
+                    r[e] = r[mirror[e]].conj();
+                }
             }
         }
         rho
@@ -297,7 +311,10 @@ impl AugmentationCharges {
     /// `Re Σ_G f(G) e^{iG·τ_a} Q_p(G)*` for every field f (on this rank's sphere entries),
     /// atom and pair (`[field][atom][pair]`), summed over the G-vector group: each species'
     /// sums over the fixed ranges of [`ordered_sum`] (the same on any thread count), each
-    /// range's `Q_p` formed once. Collective.
+    /// range's `Q_p` formed once. The fields are transforms of real fields (`f(-G) = f(G)*`,
+    /// as `Q_p` and the phases are), so each +-G pair's two terms have one real part: it is
+    /// taken twice at the pair's upper-half entry and the mirror's block is skipped where
+    /// it holds no upper-half entry (half the sphere on one rank). Collective.
     fn integrals(&self, model: &Model, basis: &Basis, v_g: &[Vec<Complex64>]) -> Becsum {
         let natoms = model.crystal.atoms.len();
         let phases = AtomPhases::of(model, basis);
@@ -349,9 +366,19 @@ impl AugmentationCharges {
         let zero = Complex64::new(0.0, 0.0);
         let mut sums = vec![0.0; v_g.len() * atoms.len() * np];
         let (mut q, mut e, mut w) = (Vec::new(), Vec::new(), Vec::new());
+        let mut pair_weight = Vec::new();
         for start in range.clone().step_by(BLOCK) {
             let block = start..range.end.min(start + BLOCK);
             let len = block.len();
+            pair_weight.clear();
+            pair_weight.extend(
+                basis.rho_millers[block.clone()]
+                    .iter()
+                    .map(conjugate_pair_weight),
+            );
+            if pair_weight.iter().all(|&x| x == 0.0) {
+                continue;
+            }
             q.resize(np * len, zero);
             e.resize(len, zero);
             w.resize(len, zero);
@@ -362,7 +389,8 @@ impl AugmentationCharges {
                 phases.fill(a, basis, block.clone(), &mut e[..len]);
                 for (f, v) in v_g.iter().enumerate() {
                     let v = &v[block.clone()];
-                    (w.iter_mut().zip(v).zip(&e)).for_each(|((w, v), e)| *w = v * e.conj());
+                    (w.iter_mut().zip(v).zip(&e).zip(&pair_weight))
+                        .for_each(|(((w, v), e), x)| *w = v * e.conj() * x);
                     let slot = &mut sums[(f * atoms.len() + i) * np..][..np];
                     for (x, q) in slot.iter_mut().zip(q.chunks(len)) {
                         *x = (w.iter().zip(q)).fold(*x, |x, (w, q)| x + (w * q.conj()).re);

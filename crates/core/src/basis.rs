@@ -206,6 +206,19 @@ fn in_upper_half(m: [i32; 3]) -> bool {
     m[0] > 0 || (m[0] == 0 && (m[1] > 0 || (m[1] == 0 && m[2] >= 0)))
 }
 
+/// The weight of the sphere entry of Miller indices `m` in a sum over the whole sphere of a
+/// term whose value at -G is its value at G conjugated (the real part of a product of the
+/// transforms of real fields): 2 for the upper half's representative of a +-G pair, 0 for
+/// its mirror, 1 for G = 0. The sum of the real parts is the same on any layout: each pair
+/// counts once, wherever its representative lives.
+pub(crate) fn conjugate_pair_weight(m: &[i32; 3]) -> f64 {
+    match (*m == [0; 3], in_upper_half(*m)) {
+        (true, _) => 1.0,
+        (false, true) => 2.0,
+        (false, false) => 0.0,
+    }
+}
+
 /// The two kinetic-energy cutoffs (Ha): the wavefunctions' and the density's. A single
 /// number is a norm-conserving run's pair, `rho = 4 wfc`.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -9,10 +9,12 @@
 //! ([`gradients`]), the radial slopes central differences of relative step 1e-5 per |G| shell.
 //! The band sums and potentials are combined per pair first, then one pass over this rank's
 //! sphere entries (dealt over the threads in fixed chunks) gives all six components; summed
-//! over the G-vector group (collective).
+//! over the G-vector group (collective). V, the phases and Q are transforms of real fields,
+//! so the terms at G and -G are conjugate: the sum runs over the upper half of the sphere
+//! with weight 2 ([`crate::basis`]'s pair weight), the same on any layout.
 
 use super::{minus_i_pow, AugmentationCharges, Becsum, SpeciesPairs};
-use crate::basis::Basis;
+use crate::basis::{conjugate_pair_weight, Basis};
 use crate::clebsch_gordan::{gradients, harmonics};
 use crate::model::Model;
 use crate::ordered_sum::{add_arrays, ordered_sum};
@@ -79,8 +81,12 @@ fn species_strain(
         let mut w = vec![Complex64::new(0.0, 0.0); pairs.terms.len()];
         for g in range {
             let q = crate::crystal::norm(&basis.rho_g[g]);
-            if q >= 1e-10 {
+            // Each +-G pair's two terms have one real part (module doc): taken twice at the
+            // pair's upper-half entry, the mirror's skipped.
+            let pair_weight = conjugate_pair_weight(&basis.rho_millers[g]);
+            if q >= 1e-10 && pair_weight > 0.0 {
                 weights.at(basis, g, &mut w);
+                w.iter_mut().for_each(|w| *w *= pair_weight);
                 let at = Entry {
                     g: basis.rho_g[g],
                     q,
