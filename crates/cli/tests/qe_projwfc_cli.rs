@@ -5,9 +5,11 @@
 //! `pdos_atm#A(Si)_wfc#W(l)` (L1 distance ≤ 1e-3 of each column's integral: QE prints 4
 //! digits), and the Löwdin charges and spilling parameter as projwfc.x prints them (4
 //! decimals). The functional is PBE, which the input leaves to the pseudopotential file. The
-//! nscf step on 2 in-process ranks in band groups gives the same projections (1e-8: the bands are solved to a residual of 1e-7 either way). Then a
-//! projwfc.x input before any nscf step is refused.
+//! nscf step on 2 in-process ranks in band groups gives the same projections to within what
+//! the bands' residual determines (`BAND_RESIDUAL`, 1e-7). Then a projwfc.x input before any
+//! nscf step is refused.
 
+use planewave_core::fixed_density::BAND_RESIDUAL;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -155,8 +157,13 @@ fn projwfc_x_input_gives_qe_s_projected_dos_charges_and_spilling() {
     let worst = (serial.iter().zip(&parallel))
         .map(|(a, b)| (a - b).abs())
         .fold(0.0, f64::max);
+    // The nscf step solves each band to a residual of BAND_RESIDUAL (1e-7 Ha), which fixes a
+    // band, and so its weights, to about that over the distance to the next band; the
+    // layouts stop there along different rounding paths. Their weights were 2.7e-9 and
+    // 1.0e-8 apart on two builds whose projector tables differed by 1e-14, so 1e-8 asked for
+    // more than the solve determines; a layout's error would show at 1e-3 and above.
     assert!(
-        worst < 1e-8,
+        worst < BAND_RESIDUAL,
         "projections on 2 band groups differ by {worst}"
     );
 }
