@@ -544,3 +544,42 @@ impl Basis {
         self.grid.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::conjugate_pair_weight;
+    use num_complex::Complex64;
+
+    /// Over a sphere closed under G -> -G, the weighted real parts of a conjugate-symmetric
+    /// term equal the whole sum, and each +-G pair has one representative.
+    #[test]
+    fn conjugate_pair_weights_count_each_pair_once() {
+        let millers: Vec<[i32; 3]> = (-3..=3)
+            .flat_map(|i| (-3..=3).flat_map(move |j| (-3..=3).map(move |k| [i, j, k])))
+            .filter(|m| m.iter().map(|x| x * x).sum::<i32>() <= 9)
+            .collect();
+        let f = |m: &[i32; 3]| {
+            let (a, b) = (
+                m[0] as f64 + 0.3 * m[1] as f64,
+                m[2] as f64 * 0.7 - m[1] as f64,
+            );
+            // Re f(-G) = Re f(G): the term of a real field's transforms.
+            Complex64::new((a * a + b * b).cos() + a * b, a.sin())
+        };
+        let whole: f64 = millers.iter().map(|m| f(m).re).sum();
+        let half: f64 = millers
+            .iter()
+            .map(|m| conjugate_pair_weight(m) * f(m).re)
+            .sum();
+        assert!((whole - half).abs() < 1e-12, "{whole} vs {half}");
+        for m in &millers {
+            let (w, mirror) = (
+                conjugate_pair_weight(m),
+                conjugate_pair_weight(&m.map(|x| -x)),
+            );
+            // G = 0 once (1 + 1 over the pair "G, -G" it forms with itself), else 2 + 0.
+            assert_eq!(w + mirror, 2.0, "{m:?}");
+            assert!(*m == [0; 3] || w * mirror == 0.0, "{m:?}");
+        }
+    }
+}
