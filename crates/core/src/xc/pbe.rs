@@ -22,6 +22,7 @@
 use std::f64::consts::{FRAC_2_SQRT_PI, PI};
 
 use super::pw92::pw_spin_eps;
+use super::vector_math;
 use super::PI34;
 
 /// PBE kappa.
@@ -45,11 +46,11 @@ const XKS: f64 = FRAC_2_SQRT_PI;
 /// `grho = |grad rho|^2`: returns `(sx, d sx/d rho, d sx/d grho)`.
 #[inline]
 pub(super) fn pbex(rho: f64, grho: f64) -> (f64, f64, f64) {
-    pbex_cbrt(rho, rho.cbrt(), grho)
+    pbex_cbrt(rho, vector_math::cbrt(rho), grho)
 }
 
 /// [`pbex`] given `rho13 = rho^(1/3)`.
-#[inline]
+#[inline(always)]
 pub(super) fn pbex_cbrt(rho: f64, rho13: f64, grho: f64) -> (f64, f64, f64) {
     let kf = C2 * rho13;
     let inv4 = 1.0 / (4.0 * kf * kf * rho * rho);
@@ -69,7 +70,7 @@ pub(super) fn pbex_cbrt(rho: f64, rho13: f64, grho: f64) -> (f64, f64, f64) {
 /// derivative enters through `phi` (`dphi` = `d phi/d zeta`) and through
 /// `eps_c` (`dec_dz`).
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 fn pbe_h(
     rho: f64,
     rs: f64,
@@ -87,14 +88,14 @@ fn pbe_h(
     let phi3 = phi2 * phi;
     let inv4 = 1.0 / (4.0 * phi2 * ks2 * rho * rho);
     let t2 = grho * inv4;
-    let expe = (-ec / (gamma * phi3)).exp();
+    let expe = vector_math::exp(-ec / (gamma * phi3));
     let a = BETA / gamma / (expe - 1.0);
     let y = a * t2;
     let den = 1.0 + y + y * y;
     let xy = (1.0 + y) / den;
     let dxy = -y * (2.0 + y) / (den * den); // d xy / d y
     let q = 1.0 + BETA / gamma * t2 * xy;
-    let h = gamma * phi3 * q.ln();
+    let h = gamma * phi3 * vector_math::ln(q);
     // partial derivatives of H at fixed (A) and fixed (t^2)
     let h_t2 = phi3 * BETA * (xy + y * dxy) / q;
     let h_a = phi3 * BETA * t2 * t2 * dxy / q;
@@ -115,12 +116,12 @@ fn pbe_h(
 /// `(sc, d sc/d rho, d sc/d grho)`.
 #[cfg(test)]
 pub(super) fn pbec(rho: f64, grho: f64) -> (f64, f64, f64) {
-    let rs = PI34 / rho.cbrt();
+    let rs = PI34 / vector_math::cbrt(rho);
     pbec_at(rho, rs, super::pw92::pw_g(rs, &super::pw92::PW_U), grho)
 }
 
 /// [`pbec`] given `rs` and PW92's `(eps_c, d eps_c/d rs)` there ([`pw_g`] with `PW_U`).
-#[inline]
+#[inline(always)]
 pub(super) fn pbec_at(rho: f64, rs: f64, (ec, dec): (f64, f64), grho: f64) -> (f64, f64, f64) {
     let (h, dh_drho, _, dh_dg) = pbe_h(rho, rs, grho, 1.0, 0.0, ec, dec, 0.0, GAMMA_UNPOL);
     (rho * h, h + rho * dh_drho, rho * dh_dg)
@@ -137,7 +138,7 @@ pub(super) fn pbec_spin(rho: f64, zeta: f64, grho: f64) -> (f64, f64, f64, f64) 
 /// [`pbec_spin`] with an explicit `gamma` (tests compare with [`pbec`]).
 #[inline]
 pub(super) fn pbec_spin_gamma(rho: f64, zeta: f64, grho: f64, gamma: f64) -> (f64, f64, f64, f64) {
-    let rs = PI34 / rho.cbrt();
+    let rs = PI34 / vector_math::cbrt(rho);
     let (ec, dec_drs, dec_dz) = pw_spin_eps(rs, zeta);
     let up13 = (1.0 + zeta).cbrt();
     let dw13 = (1.0 - zeta).cbrt();

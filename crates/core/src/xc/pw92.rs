@@ -53,12 +53,12 @@ const PW_A: PwParams = PwParams {
 const FZ0: f64 = 1.709921;
 
 /// `(G, dG/drs)` for one parameter set.
-#[inline]
+#[inline(always)]
 pub(super) fn pw_g(rs: f64, p: &PwParams) -> (f64, f64) {
     let rs12 = rs.sqrt();
     let om = 2.0 * p.a * (p.b1 * rs12 + p.b2 * rs + p.b3 * rs * rs12 + p.b4 * rs * rs);
     let dom = 2.0 * p.a * (0.5 * p.b1 / rs12 + p.b2 + 1.5 * p.b3 * rs12 + 2.0 * p.b4 * rs);
-    let olog = (1.0 + 1.0 / om).ln();
+    let olog = super::vector_math::ln(1.0 + 1.0 / om);
     let g = -2.0 * p.a * (1.0 + p.a1 * rs) * olog;
     let dg = -2.0 * p.a * p.a1 * olog + 2.0 * p.a * (1.0 + p.a1 * rs) * dom / (om * (om + 1.0));
     (g, dg)

@@ -14,7 +14,7 @@ const ALPHA: f64 = 2.0 / 3.0;
 const FOUR_THIRDS: f64 = 4.0 / 3.0;
 
 /// Unpolarised Slater exchange: returns `(eps_x, v_x)` for Wigner-Seitz radius `rs`.
-#[inline]
+#[inline(always)]
 pub(super) fn slater(rs: f64) -> (f64, f64) {
     let ex = F_UNPOL * ALPHA / rs;
     (ex, FOUR_THIRDS * ex)
