@@ -499,11 +499,11 @@ fn join_pairs(fields: &[Vec<f64>]) -> Vec<Vec<Complex64>> {
         .chunks(2)
         .map(|p| match p {
             [a, b] => a
-                .iter()
+                .par_iter()
                 .zip(b)
                 .map(|(&x, &y)| Complex64::new(x, y))
                 .collect(),
-            _ => p[0].iter().map(|&x| Complex64::new(x, 0.0)).collect(),
+            _ => p[0].par_iter().map(|&x| Complex64::new(x, 0.0)).collect(),
         })
         .collect()
 }
@@ -792,7 +792,7 @@ impl BandScalar for f64 {
         basis.rho_convolve(&mut joined, kernel);
         for (pair, z) in fields.chunks_mut(2).zip(&joined) {
             for (i, f) in pair.iter_mut().enumerate() {
-                f.iter_mut()
+                f.par_iter_mut()
                     .zip(z)
                     .for_each(|(x, z)| *x = if i == 0 { z.re } else { z.im });
             }

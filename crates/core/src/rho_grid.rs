@@ -83,7 +83,8 @@ impl Basis {
     /// Values at this rank's grid points of a real field given on the density sphere.
     /// Collective on the G-vector group.
     pub fn rho_to_real(&self, field_g: &[Complex64]) -> Vec<f64> {
-        self.rho_backward_with(field_g, |z| z.iter().map(|v| v.re).collect())
+        use rayon::prelude::*;
+        self.rho_backward_with(field_g, |z| z.par_iter().map(|v| v.re).collect())
     }
 
     /// Density-sphere coefficients (`f(G) = (1/N) sum_r f(r) e^{-iGr}`) of a real field given
@@ -98,16 +99,16 @@ impl Basis {
 
     /// [`Self::rho_to_real`] of every field, two per complex transform. Collective.
     pub fn rho_to_real_many(&self, fields: &[&[Complex64]]) -> Vec<Vec<f64>> {
+        use rayon::prelude::*;
         let mut out = Vec::with_capacity(fields.len());
         for pair in fields.chunks(2) {
             if let [a, b] = pair {
                 let c: Vec<Complex64> = a
-                    .iter()
+                    .par_iter()
                     .zip(*b)
                     .map(|(x, y)| x + Complex64::i() * y)
                     .collect();
                 let (re, im) = self.rho_backward_with(&c, |z| {
-                    use rayon::prelude::*;
                     (
                         z.par_iter().map(|v| v.re).collect(),
                         z.par_iter().map(|v| v.im).collect(),
@@ -128,11 +129,11 @@ impl Basis {
         let Some(mirror) = &self.rho_mirror else {
             return fields.iter().map(|f| self.rho_to_sphere(f)).collect();
         };
+        use rayon::prelude::*;
         let mut out = Vec::with_capacity(fields.len());
         for pair in fields.chunks(2) {
             if let [a, b] = pair {
                 let c = self.rho_forward_of(|grid| {
-                    use rayon::prelude::*;
                     grid.par_iter_mut()
                         .zip(*a)
                         .zip(*b)
@@ -140,7 +141,7 @@ impl Basis {
                 });
                 // a(G) = (c(G) + c(-G)*)/2, b(G) = (c(G) - c(-G)*)/(2i).
                 let (fa, fb) = mirror
-                    .iter()
+                    .par_iter()
                     .zip(&c)
                     .map(|(&m, &cg)| {
                         let cm = c[m].conj();

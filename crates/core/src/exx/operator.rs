@@ -90,23 +90,38 @@ impl<'k, T: BandScalar> Pairing<'k, T> {
     /// `w_i += sum_j x_j u_j(r) W_ij(r)` for the bands `u` of k at this rank's grid points
     /// (the kernel's `-a` included). Collective on the G-vector group.
     pub fn accumulate(&self, basis: &Basis, u: &[Vec<T>], w: &mut [Vec<T>]) {
+        use rayon::prelude::*;
         let n = basis.rho_real_len();
         let mut pairs: Vec<Vec<T>> = vec![vec![T::from_f64(0.0); n]; self.orbitals.len()];
         for (ui, wi) in u.iter().zip(w.iter_mut()) {
             for (p, uj) in pairs.iter_mut().zip(&self.orbitals) {
-                for ((p, a), b) in p.iter_mut().zip(uj).zip(ui) {
-                    *p = a.cj() * *b;
-                }
+                p.par_chunks_mut(POINTS_PER_TASK)
+                    .zip(uj.par_chunks(POINTS_PER_TASK))
+                    .zip(ui.par_chunks(POINTS_PER_TASK))
+                    .for_each(|((p, a), b)| {
+                        for ((p, a), b) in p.iter_mut().zip(a).zip(b) {
+                            *p = a.cj() * *b;
+                        }
+                    });
             }
             T::convolve(basis, self.kernel, &mut pairs);
-            for ((p, uj), &x) in pairs.iter().zip(&self.orbitals).zip(&self.occupations) {
-                for ((w, a), b) in wi.iter_mut().zip(uj).zip(p) {
-                    *w += (*a * *b).scale(x);
-                }
-            }
+            // Each point adds the pairings in orbital order, whatever the thread.
+            wi.par_chunks_mut(POINTS_PER_TASK)
+                .enumerate()
+                .for_each(|(c, wi)| {
+                    let at = c * POINTS_PER_TASK;
+                    for ((p, uj), &x) in pairs.iter().zip(&self.orbitals).zip(&self.occupations) {
+                        for ((w, a), b) in wi.iter_mut().zip(&uj[at..]).zip(&p[at..]) {
+                            *w += (*a * *b).scale(x);
+                        }
+                    }
+                });
         }
     }
 }
+
+/// Grid points per rayon task of [`Pairing::accumulate`]'s pointwise passes.
+const POINTS_PER_TASK: usize = 1 << 13;
 
 /// `V_x psi` for the block `psi` of k: its bands go to the grid, `pairings` adds every
 /// pairing's `sum_j x_j u_j W_ij` to the results there ([`Pairing::accumulate`]), and the

@@ -95,10 +95,11 @@ pub struct XcResult {
 
 /// Gradient (3 Cartesian components on the grid) of a field given on the density sphere.
 fn gradient(basis: &Basis, field_g: &[Complex64]) -> [Vec<f64>; 3] {
+    use rayon::prelude::*;
     let d: Vec<Vec<Complex64>> = (0..3)
         .map(|a| {
             field_g
-                .iter()
+                .par_iter()
                 .zip(&basis.rho_g)
                 .map(|(f, g)| Complex64::new(0.0, g[a]) * f)
                 .collect()
@@ -113,12 +114,18 @@ fn gradient(basis: &Basis, field_g: &[Complex64]) -> [Vec<f64>; 3] {
 fn divergence(basis: &Basis, h: &[Vec<f64>; 3]) -> Vec<f64> {
     let fields: Vec<&[f64]> = h.iter().map(Vec::as_slice).collect();
     let hg = basis.rho_to_sphere_many(&fields);
-    let mut acc = vec![Complex64::new(0.0, 0.0); basis.rho_g.len()];
-    for (a, comp) in hg.iter().enumerate() {
-        for ((d, x), g) in acc.iter_mut().zip(comp).zip(&basis.rho_g) {
-            *d += Complex64::new(0.0, g[a]) * x;
-        }
-    }
+    use rayon::prelude::*;
+    let acc: Vec<Complex64> = (0..basis.rho_g.len())
+        .into_par_iter()
+        .map(|i| {
+            let g = basis.rho_g[i];
+            let mut d = Complex64::new(0.0, 0.0);
+            for (a, comp) in hg.iter().enumerate() {
+                d += Complex64::new(0.0, g[a]) * comp[i];
+            }
+            d
+        })
+        .collect();
     super::sphere_to_real(basis, &acc)
 }
 
