@@ -30,6 +30,7 @@ pub mod grid_files;
 pub mod gvectors;
 pub mod hamiltonian;
 pub mod kpath;
+pub(crate) mod miller_lookup;
 /// The input declaration (the `planewave-input` crate).
 pub use planewave_input as input;
 pub mod mixing;

@@ -108,7 +108,7 @@ fn component_map(old: &Kpoint, new: &Kpoint) -> Vec<Option<usize>> {
     (0..new.dim())
         .map(|i| {
             let h = new.plane_wave_of_component(i);
-            let h_old = *index.get(&new.millers[h])?;
+            let h_old = index.get(&new.millers[h])?;
             if !new.is_gamma_real() {
                 return Some(h_old);
             }

@@ -213,8 +213,8 @@ impl Basis {
 }
 
 /// The position of each Miller index in `millers`.
-pub(crate) fn miller_index(millers: &[[i32; 3]]) -> std::collections::HashMap<[i32; 3], usize> {
-    millers.iter().enumerate().map(|(i, m)| (*m, i)).collect()
+pub(crate) fn miller_index(millers: &[[i32; 3]]) -> crate::miller_lookup::MillerLookup {
+    crate::miller_lookup::MillerLookup::new(millers)
 }
 
 /// For every entry of `millers`, the position of its mirror -G in `millers`; None when some
@@ -223,6 +223,6 @@ pub(crate) fn mirror_positions(millers: &[[i32; 3]]) -> Option<Vec<usize>> {
     let index = miller_index(millers);
     millers
         .iter()
-        .map(|m| index.get(&[-m[0], -m[1], -m[2]]).copied())
+        .map(|m| index.get(&[-m[0], -m[1], -m[2]]))
         .collect()
 }

@@ -22,7 +22,6 @@ use crate::occupation::Occupations;
 use num_complex::Complex64;
 use planewave_comm::{CommClass, CommExt};
 use planewave_linalg::Mat;
-use std::collections::HashMap;
 
 /// This band group's share of one block's occupied orbitals over its whole sphere.
 struct Source {
@@ -40,7 +39,7 @@ pub struct Sources {
     /// Per spin channel and k-point.
     blocks: Vec<Vec<Source>>,
     /// Position of every Miller index on this rank's density sphere.
-    index: HashMap<[i32; 3], usize>,
+    index: crate::miller_lookup::MillerLookup,
 }
 
 impl Sources {
@@ -153,7 +152,7 @@ impl Sources {
             .iter()
             .map(|m| {
                 let (g, phase) = im.map(p, *m, Complex64::new(1.0, 0.0));
-                (self.index.get(&g).copied(), phase, im.time_reversal)
+                (self.index.get(&g), phase, im.time_reversal)
             })
             .collect()
     }
