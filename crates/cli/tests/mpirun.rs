@@ -190,8 +190,13 @@ fn measured_waiting_is_reported_and_changes_no_result() {
 
 #[test]
 fn spin_case_on_2_and_4_ranks_matches_serial() {
-    same_results("h1_lsda_gth_box", 2);
-    same_results("h1_lsda_gth_box", 4);
+    // The energy and the occupied band agree to 1e-14 Ha; the empty bands (spin up's second,
+    // both of spin down) only to 1e-7: the final pass converges them to a residual of 1e-4 Ha,
+    // which fixes an eigenvalue to about the residual's square over its gap, and the layouts
+    // stop that pass along different rounding paths (measured on 4 ranks: 5.5e-9 Ha apart,
+    // 1.4e-8 after XC roundings moved by 1e-16; QE leaves its empty bands at 1e-5 Ry).
+    same_results_within("h1_lsda_gth_box", 2, &[], &[], 1e-7);
+    same_results_within("h1_lsda_gth_box", 4, &[], &[], 1e-7);
 }
 
 #[test]
