@@ -384,8 +384,8 @@ pub fn evaluate_slices_scaled(
 fn spin_interp_f(zeta: f64) -> (f64, f64) {
     // 1 / (2^(4/3) - 2)
     const INV_DEN: f64 = 1.0 / (2.519_842_099_789_746 - 2.0);
-    let up13 = (1.0 + zeta).cbrt();
-    let dw13 = (1.0 - zeta).cbrt();
+    let up13 = vector_math::cbrt_or_zero(1.0 + zeta);
+    let dw13 = vector_math::cbrt_or_zero(1.0 - zeta);
     let fz = ((1.0 + zeta) * up13 + (1.0 - zeta) * dw13 - 2.0) * INV_DEN;
     let dfz = 4.0 / 3.0 * (up13 - dw13) * INV_DEN;
     (fz, dfz)

@@ -140,8 +140,8 @@ pub(super) fn pbec_spin(rho: f64, zeta: f64, grho: f64) -> (f64, f64, f64, f64) 
 pub(super) fn pbec_spin_gamma(rho: f64, zeta: f64, grho: f64, gamma: f64) -> (f64, f64, f64, f64) {
     let rs = PI34 / vector_math::cbrt(rho);
     let (ec, dec_drs, dec_dz) = pw_spin_eps(rs, zeta);
-    let up13 = (1.0 + zeta).cbrt();
-    let dw13 = (1.0 - zeta).cbrt();
+    let up13 = vector_math::cbrt_or_zero(1.0 + zeta);
+    let dw13 = vector_math::cbrt_or_zero(1.0 - zeta);
     let phi = 0.5 * (up13 * up13 + dw13 * dw13);
     let dphi = (1.0 / up13 - 1.0 / dw13) / 3.0;
     let (h, dh_drho, dh_dz, dh_dg) = pbe_h(rho, rs, grho, phi, dphi, ec, dec_drs, dec_dz, gamma);

@@ -24,8 +24,8 @@ pub(super) fn slater(rs: f64) -> (f64, f64) {
 /// `zeta` in `[-1, 1]`: returns `(eps_x, v_x_up, v_x_dw)`.
 #[inline]
 pub(super) fn slater_spin(rho: f64, zeta: f64) -> (f64, f64, f64) {
-    let exup = F_SPIN * ALPHA * ((1.0 + zeta) * rho).cbrt();
-    let exdw = F_SPIN * ALPHA * ((1.0 - zeta) * rho).cbrt();
+    let exup = F_SPIN * ALPHA * super::vector_math::cbrt_or_zero((1.0 + zeta) * rho);
+    let exdw = F_SPIN * ALPHA * super::vector_math::cbrt_or_zero((1.0 - zeta) * rho);
     let ex = 0.5 * ((1.0 + zeta) * exup + (1.0 - zeta) * exdw);
     (ex, FOUR_THIRDS * exup, FOUR_THIRDS * exdw)
 }

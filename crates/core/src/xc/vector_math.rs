@@ -99,6 +99,18 @@ pub fn cbrt(x: f64) -> f64 {
     y
 }
 
+/// Cube root of a non-negative `x` that is zero or normal: [`cbrt`], and exactly 0 at 0 (spin
+/// factors such as (1 - ζ)^(1/3) at full polarisation).
+#[inline(always)]
+pub fn cbrt_or_zero(x: f64) -> f64 {
+    let y = cbrt(if x > 0.0 { x } else { 1.0 });
+    if x > 0.0 {
+        y
+    } else {
+        0.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,5 +167,7 @@ mod tests {
         assert!(worst <= 2.0, "cbrt over 1e-300..1e300: {worst} ulp");
         assert_eq!(cbrt(8.0), 2.0);
         assert_eq!(cbrt(1.0), 1.0);
+        assert_eq!(cbrt_or_zero(0.0), 0.0);
+        assert_eq!(cbrt_or_zero(27.0), 3.0);
     }
 }
