@@ -50,6 +50,7 @@
 //! multiplies by `e2 = 2` to obtain Rydberg, which is not done here.
 
 mod pbe;
+mod pbe_polarised;
 mod pbe_unpolarised;
 mod pw92;
 mod pz81;
@@ -361,10 +362,19 @@ pub fn evaluate_slices_scaled(
             Functional::LdaPw => lsda(pw92::pw_spin, xs, [rho[0], rho[1]], e, vu, vd),
             Functional::LdaVwn => lsda(vwn::vwn_spin, xs, [rho[0], rho[1]], e, vu, vd),
             Functional::Pbe => {
-                lsda(pw92::pw_spin, xs, [rho[0], rho[1]], e, vu, vd);
                 let [vs_uu, vs_ud, vs_dd] = vsigma else {
                     unreachable!("three vsigma components for polarised GGA")
                 };
+                if sr.is_none() {
+                    let rho = [rho[0], rho[1]];
+                    let out = (
+                        e,
+                        [&mut **vu, &mut **vd],
+                        [&mut **vs_uu, &mut **vs_ud, &mut **vs_dd],
+                    );
+                    return pbe_polarised::evaluate(xs, rho, [sigma[0], sigma[1], sigma[2]], out);
+                }
+                lsda(pw92::pw_spin, xs, [rho[0], rho[1]], e, vu, vd);
                 pbe_polarised(
                     (xs, sr),
                     [rho[0], rho[1]],
@@ -380,7 +390,7 @@ pub fn evaluate_slices_scaled(
 }
 
 /// Von Barth-Hedin spin interpolation `f(zeta)` and its derivative.
-#[inline]
+#[inline(always)]
 fn spin_interp_f(zeta: f64) -> (f64, f64) {
     // 1 / (2^(4/3) - 2)
     const INV_DEN: f64 = 1.0 / (2.519_842_099_789_746 - 2.0);
@@ -393,7 +403,7 @@ fn spin_interp_f(zeta: f64) -> (f64, f64) {
 
 /// LSDA potentials from `eps(rs, zeta)` and its partial derivatives:
 /// `v_s = eps - rs/3 d eps/d rs + (sign(s) - zeta) d eps/d zeta`.
-#[inline]
+#[inline(always)]
 fn lsd_potentials(rs: f64, zeta: f64, ec: f64, dec_drs: f64, dec_dz: f64) -> (f64, f64) {
     let common = ec - rs / 3.0 * dec_drs;
     (

@@ -44,7 +44,7 @@ const XKS: f64 = FRAC_2_SQRT_PI;
 
 /// PBE exchange gradient correction for density `rho` (> 0) and
 /// `grho = |grad rho|^2`: returns `(sx, d sx/d rho, d sx/d grho)`.
-#[inline]
+#[inline(always)]
 pub(super) fn pbex(rho: f64, grho: f64) -> (f64, f64, f64) {
     pbex_cbrt(rho, vector_math::cbrt(rho), grho)
 }
@@ -130,13 +130,13 @@ pub(super) fn pbec_at(rho: f64, rs: f64, (ec, dec): (f64, f64), grho: f64) -> (f
 /// Polarised PBE correlation gradient correction for total density `rho`,
 /// polarisation `zeta` (|zeta| < 1) and `grho = |grad rho_total|^2`:
 /// `(sc, d sc/d rho_up, d sc/d rho_dw, d sc/d grho)`.
-#[inline]
+#[inline(always)]
 pub(super) fn pbec_spin(rho: f64, zeta: f64, grho: f64) -> (f64, f64, f64, f64) {
     pbec_spin_gamma(rho, zeta, grho, GAMMA_SPIN)
 }
 
 /// [`pbec_spin`] with an explicit `gamma` (tests compare with [`pbec`]).
-#[inline]
+#[inline(always)]
 pub(super) fn pbec_spin_gamma(rho: f64, zeta: f64, grho: f64, gamma: f64) -> (f64, f64, f64, f64) {
     let rs = PI34 / vector_math::cbrt(rho);
     let (ec, dec_drs, dec_dz) = pw_spin_eps(rs, zeta);

@@ -73,7 +73,7 @@ pub(super) fn pw(rs: f64) -> (f64, f64) {
 
 /// Polarised PW92 energy and its partial derivatives:
 /// `(eps_c, d eps_c/d rs, d eps_c/d zeta)`.
-#[inline]
+#[inline(always)]
 pub(super) fn pw_spin_eps(rs: f64, zeta: f64) -> (f64, f64, f64) {
     let (g0, dg0) = pw_g(rs, &PW_U);
     let (g1, dg1) = pw_g(rs, &PW_P);
@@ -91,7 +91,7 @@ pub(super) fn pw_spin_eps(rs: f64, zeta: f64) -> (f64, f64, f64) {
 }
 
 /// Polarised PW92: `(eps_c, v_c_up, v_c_dw)`.
-#[inline]
+#[inline(always)]
 pub(super) fn pw_spin(rs: f64, zeta: f64) -> (f64, f64, f64) {
     let (ec, dec_drs, dec_dz) = pw_spin_eps(rs, zeta);
     let (vu, vd) = lsd_potentials(rs, zeta, ec, dec_drs, dec_dz);

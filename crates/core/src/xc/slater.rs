@@ -22,7 +22,7 @@ pub(super) fn slater(rs: f64) -> (f64, f64) {
 
 /// Polarised Slater exchange for total density `rho` (> 0) and polarisation
 /// `zeta` in `[-1, 1]`: returns `(eps_x, v_x_up, v_x_dw)`.
-#[inline]
+#[inline(always)]
 pub(super) fn slater_spin(rho: f64, zeta: f64) -> (f64, f64, f64) {
     let exup = F_SPIN * ALPHA * super::vector_math::cbrt_or_zero((1.0 + zeta) * rho);
     let exdw = F_SPIN * ALPHA * super::vector_math::cbrt_or_zero((1.0 - zeta) * rho);
