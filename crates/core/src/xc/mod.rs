@@ -12,7 +12,8 @@
 //!
 //! The logarithms and exponentials of PW92 and PBE, and the cube roots of densities, are
 //! branch-free ones (`vector_math.rs`, within 2 ulp of the exact values) so that the loop over
-//! grid points vectorises; unpolarised PBE, the common case, runs on AVX2 where the CPU has it.
+//! grid points vectorises; PBE, polarised or not, runs in a copy compiled for AVX2 where the CPU
+//! has it (`avx2_dispatch.rs`).
 //!
 //! Hybrids mix the exchange ([`ExchangeMix`], [`evaluate_scaled`]): PBE0 scales it by 1 - a
 //! (QE `pb0x`), HSE subtracts a times the short-range ωPBE exchange (QE `pbexsr`, `wpbe.rs`).
@@ -49,6 +50,7 @@
 //! QE's gradient-correction energies are Hartree per volume as here; QE
 //! multiplies by `e2 = 2` to obtain Rydberg, which is not done here.
 
+mod avx2_dispatch;
 mod pbe;
 mod pbe_polarised;
 mod pbe_unpolarised;

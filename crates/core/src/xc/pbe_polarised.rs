@@ -4,6 +4,7 @@
 //! arguments as the scalar path (`lsda` with PW92, then `pbe_polarised`), so the same bits,
 //! which a test checks point by point; HSE keeps that scalar path.
 
+use super::avx2_dispatch::avx2_dispatch;
 use super::{pbe, pw92, slater, vector_math, PI34};
 use super::{RHO_THRESHOLD_GGA, RHO_THRESHOLD_LDA, SMALL_GCX_SPIN};
 
@@ -11,25 +12,11 @@ use super::{RHO_THRESHOLD_GGA, RHO_THRESHOLD_LDA, SMALL_GCX_SPIN};
 /// three `vsigma` overwritten.
 pub(super) type Outputs<'a> = (&'a mut [f64], [&'a mut [f64]; 2], [&'a mut [f64]; 3]);
 
-/// Slater exchange times `xs` + PW92 correlation and QE's spin gradient corrections
-/// (`gcx_spin` times `xs`, `gcc_spin`) at every point, in the AVX2 copy where the CPU has it.
-pub(super) fn evaluate(xs: f64, rho: [&[f64]; 2], sigma: [&[f64]; 3], out: Outputs<'_>) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: `points_avx2` is `points` compiled with AVX2 enabled, and its only
-        // requirement is that the CPU executes AVX2, which the line above established.
-        unsafe { points_avx2(xs, rho, sigma, out) };
-        return;
-    }
-    points(xs, rho, sigma, out)
-}
-
-/// [`points`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn points_avx2(xs: f64, rho: [&[f64]; 2], sigma: [&[f64]; 3], out: Outputs<'_>) {
-    points(xs, rho, sigma, out)
-}
+avx2_dispatch!(
+    /// Slater exchange times `xs` + PW92 correlation and QE's spin gradient corrections
+    /// (`gcx_spin` times `xs`, `gcc_spin`) at every point, in the AVX2 copy where the CPU has it.
+    fn evaluate(xs: f64, rho: [&[f64]; 2], sigma: [&[f64]; 3], out: Outputs<'_>) => points
+);
 
 /// The kernel at every point.
 #[inline(always)]

@@ -7,6 +7,7 @@
 //! give the same bits (no fused multiply-add). HSE's short-range exchange stays a scalar
 //! second pass over the points above the gradient thresholds.
 
+use super::avx2_dispatch::avx2_dispatch;
 use super::{pbe, pw92, slater, vector_math, wpbe, PI34};
 use super::{GRHO_THRESHOLD_GGA, RHO_THRESHOLD_GGA, RHO_THRESHOLD_LDA};
 
@@ -26,31 +27,17 @@ pub(super) fn evaluate(
     }
 }
 
-/// [`points`] in its AVX2 copy where the CPU has AVX2.
-fn points_dispatched(
-    xs: f64,
-    rho: &[f64],
-    sigma: &[f64],
-    e: &mut [f64],
-    v: &mut [f64],
-    vs: &mut [f64],
-) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: `points_avx2` is `points` compiled with AVX2 enabled, and its only
-        // requirement is that the CPU executes AVX2, which the line above established.
-        unsafe { points_avx2(xs, rho, sigma, e, v, vs) };
-        return;
-    }
-    points(xs, rho, sigma, e, v, vs)
-}
-
-/// [`points`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn points_avx2(xs: f64, rho: &[f64], sigma: &[f64], e: &mut [f64], v: &mut [f64], vs: &mut [f64]) {
-    points(xs, rho, sigma, e, v, vs)
-}
+avx2_dispatch!(
+    /// [`points`] in its AVX2 copy where the CPU has AVX2.
+    fn points_dispatched(
+        xs: f64,
+        rho: &[f64],
+        sigma: &[f64],
+        e: &mut [f64],
+        v: &mut [f64],
+        vs: &mut [f64],
+    ) => points
+);
 
 /// The kernel at every point.
 #[inline(always)]
@@ -64,7 +51,7 @@ fn points(xs: f64, rho: &[f64], sigma: &[f64], e: &mut [f64], v: &mut [f64], vs:
 /// `(e, vrho, vsigma)` at density `r` and `sigma = g`. Both parts are evaluated at every
 /// point, at `|r|` (at 1 where that is below the LDA threshold, at `g = 0` below the
 /// gradient ones) so that nothing is infinite, and the thresholds choose what is kept:
-/// QE's values bit for bit up to [`vector_math`]'s roundings.
+/// QE's formulas, with [`vector_math`]'s roundings.
 #[inline(always)]
 fn point(xs: f64, r: f64, g: f64) -> (f64, f64, f64) {
     let a = r.abs();
