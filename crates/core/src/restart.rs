@@ -104,7 +104,7 @@ pub(crate) fn same_kpoints(frac: &[[f64; 3]], basis: &Basis) -> bool {
 /// For each band-vector component of `new`, the component of `old` with the same plane wave
 /// (and the same real/imaginary part in the Γ-real layout), if any.
 fn component_map(old: &Kpoint, new: &Kpoint) -> Vec<Option<usize>> {
-    let index = crate::rho_grid::miller_index(&old.millers);
+    let index = crate::miller_lookup::MillerLookup::new(&old.millers);
     (0..new.dim())
         .map(|i| {
             let h = new.plane_wave_of_component(i);

@@ -212,15 +212,10 @@ impl Basis {
     }
 }
 
-/// The position of each Miller index in `millers`.
-pub(crate) fn miller_index(millers: &[[i32; 3]]) -> crate::miller_lookup::MillerLookup {
-    crate::miller_lookup::MillerLookup::new(millers)
-}
-
 /// For every entry of `millers`, the position of its mirror -G in `millers`; None when some
 /// mirror is missing (on another rank of a G-vector group).
 pub(crate) fn mirror_positions(millers: &[[i32; 3]]) -> Option<Vec<usize>> {
-    let index = miller_index(millers);
+    let index = crate::miller_lookup::MillerLookup::new(millers);
     millers
         .iter()
         .map(|m| index.get(&[-m[0], -m[1], -m[2]]))

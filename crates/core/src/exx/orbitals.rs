@@ -109,7 +109,7 @@ impl Sources {
         }
         Self {
             blocks,
-            index: crate::rho_grid::miller_index(&basis.rho_millers),
+            index: crate::miller_lookup::MillerLookup::new(&basis.rho_millers),
         }
     }
 
