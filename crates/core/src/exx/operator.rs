@@ -92,7 +92,10 @@ impl<'k, T: BandScalar> Pairing<'k, T> {
     pub fn accumulate(&self, basis: &Basis, u: &[Vec<T>], w: &mut [Vec<T>]) {
         use rayon::prelude::*;
         let n = basis.rho_real_len();
-        let mut pairs: Vec<Vec<T>> = vec![vec![T::from_f64(0.0); n]; self.orbitals.len()];
+        // One allocation per field (fresh zeroed pages for real bands), not a copy of the first.
+        let mut pairs: Vec<Vec<T>> = (self.orbitals.iter())
+            .map(|_| vec![T::from_f64(0.0); n])
+            .collect();
         for (ui, wi) in u.iter().zip(w.iter_mut()) {
             for (p, uj) in pairs.iter_mut().zip(&self.orbitals) {
                 p.par_chunks_mut(POINTS_PER_TASK)
@@ -138,7 +141,7 @@ pub fn apply<T: BandScalar>(
     );
     let u = T::to_grid(kpt, &basis.fft, psi);
     let n = basis.rho_real_len();
-    let mut w = vec![vec![T::from_f64(0.0); n]; u.len()];
+    let mut w: Vec<Vec<T>> = u.iter().map(|_| vec![T::from_f64(0.0); n]).collect();
     pairings(&u, &mut w);
     T::from_grid(kpt, &basis.fft, &w)
 }

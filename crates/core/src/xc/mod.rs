@@ -230,11 +230,11 @@ fn evaluate_into_scaled(
     );
     let n = rho[0].len();
     let nsig = n_sigma(f, nspin);
-    out.e.resize(n, 0.0);
+    sized(&mut out.e, n);
     out.vrho.resize_with(nspin, Vec::new);
-    out.vrho.iter_mut().for_each(|v| v.resize(n, 0.0));
+    out.vrho.iter_mut().for_each(|v| sized(v, n));
     out.vsigma.resize_with(nsig, Vec::new);
-    out.vsigma.iter_mut().for_each(|v| v.resize(n, 0.0));
+    out.vsigma.iter_mut().for_each(|v| sized(v, n));
     let mut vr: [&mut [f64]; 2] = [&mut [], &mut []];
     for (dst, v) in vr.iter_mut().zip(out.vrho.iter_mut()) {
         *dst = v.as_mut_slice();
@@ -259,6 +259,15 @@ fn evaluate_into_scaled(
         let sigma: Vec<&[f64]> = sigma.iter().map(|r| &r[range.clone()]).collect();
         evaluate_slices_scaled(f, mix, &rho, &sigma, e, &mut vr, &mut vs);
     });
+}
+
+/// `v` with `n` elements; a new buffer comes zeroed from the allocator (fresh pages, touched
+/// first by the tasks that fill it) rather than by a pass on one thread, since every element
+/// is overwritten.
+fn sized(v: &mut Vec<f64>, n: usize) {
+    if v.len() != n {
+        *v = vec![0.0; n];
+    }
 }
 
 /// One task of [`evaluate_into_scaled`]: its chunk index, and its chunks of `e`, `vrho` and
