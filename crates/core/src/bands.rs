@@ -243,11 +243,7 @@ impl BandScalar for Complex64 {
                 let x = column(psi, j);
                 kpt.sticks.clear_lines(grid);
                 kpt.map.place(x, grid);
-                fft.backward_sphere(grid, &kpt.sticks);
-                for (g, v) in grid.iter_mut().zip(veff) {
-                    *g *= v;
-                }
-                fft.forward_sphere_unnormalized(grid, &kpt.sticks);
+                fft.apply_potential_sphere(grid, veff, &kpt.sticks);
                 kpt.map.gather(grid, scale, res);
                 for ((r, c), t) in res.iter_mut().zip(x).zip(diagonal) {
                     *r += c * t;
@@ -584,11 +580,7 @@ impl BandScalar for f64 {
                 let a = column(psi, 2 * p);
                 let b = (2 * p + 1 < nb).then(|| column(psi, 2 * p + 1));
                 scatter_pair(kpt, a, b, grid);
-                fft.backward_sphere(grid, &kpt.sticks);
-                for (g, v) in grid.iter_mut().zip(veff) {
-                    *g *= v;
-                }
-                fft.forward_sphere_unnormalized(grid, &kpt.sticks);
+                fft.apply_potential_sphere(grid, veff, &kpt.sticks);
                 let (ca, cb) = pair.split_at_col_mut(1);
                 let ra = col_mut(ca);
                 let mut rb = (cb.ncols() == 1).then(|| col_mut(cb));

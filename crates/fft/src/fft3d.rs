@@ -95,6 +95,20 @@ impl Fft3d {
         self.planes(data, &self.fwd, false, Some(sticks));
     }
 
+    /// A real potential applied to a sphere field: backward sphere transform, `v(r)` times the
+    /// field at every point, unnormalised forward transform, as [`Fft3d::backward_sphere`],
+    /// a pointwise product and [`Fft3d::forward_sphere_unnormalized`] give it, bit for bit.
+    /// The axis-0 passes of both transforms and the product run on one block of columns while
+    /// it is in cache, so the full real-space field is never written out: only the z-lines of
+    /// `sticks` in `data` are read, and only they are defined afterwards.
+    pub fn apply_potential_sphere(&self, data: &mut [C64], v: &[f64], sticks: &Sticks) {
+        self.check(data);
+        assert_eq!(v.len(), data.len(), "potential has the wrong length");
+        self.planes(data, &self.inv, true, Some(sticks));
+        self.axis0_through(data, v, &sticks.planes);
+        self.planes(data, &self.fwd, false, Some(sticks));
+    }
+
     /// Buffers for [`Fft3d::plane_axis1`] (one set per thread).
     pub(crate) fn plane_buffers(&self) -> StridedBuffers {
         StridedBuffers::new(&self.fwd[1])
@@ -183,9 +197,54 @@ impl Fft3d {
         read: RowMask<'_>,
         write: RowMask<'_>,
     ) {
-        let [n0, n1, n2] = self.grid.dims;
-        let m = n1 * n2;
-        // Column ranges: a few per thread for balance, each a whole number of blocks.
+        let n0 = self.grid.dims[0];
+        self.column_ranges(data).into_par_iter().for_each_init(
+            || StridedBuffers::new(plan),
+            |bufs, mut rows| {
+                let w = rows[0].len();
+                for c0 in (0..w).step_by(COLS) {
+                    bufs.columns(&mut rows, c0, COLS.min(w - c0), n0, plan, read, write);
+                }
+            },
+        );
+    }
+
+    /// Axis 0 backward, the product with `v`, axis 0 forward, on each block of [`COLS`]
+    /// columns in turn (reading and writing only the planes in `planes`).
+    fn axis0_through(&self, data: &mut [C64], v: &[f64], planes: &[bool]) {
+        let n0 = self.grid.dims[0];
+        let (inv, fwd) = (&self.inv[0], &self.fwd[0]);
+        let ranges = self.column_ranges(data);
+        let width = ranges[0][0].len();
+        let m = data_plane(self.grid);
+        // The potential's rows cut exactly as the data's.
+        let v_rows = |r: usize| {
+            v.chunks_exact(m)
+                .map(move |p| &p[r * width..(r * width + width).min(m)])
+        };
+        ranges.into_par_iter().enumerate().for_each_init(
+            || StridedBuffers::new(inv).with_scratch_for(fwd),
+            |bufs, (r, mut rows)| {
+                let v: Vec<&[f64]> = v_rows(r).collect();
+                let w = rows[0].len();
+                for c0 in (0..w).step_by(COLS) {
+                    let nc = COLS.min(w - c0);
+                    bufs.gather(&rows, c0, nc, n0, Some(planes));
+                    bufs.transform(inv, nc * n0);
+                    bufs.multiply(&v, c0, nc, n0);
+                    bufs.transform(fwd, nc * n0);
+                    bufs.scatter(&mut rows, c0, nc, n0, Some(planes));
+                }
+            },
+        );
+    }
+
+    /// The `n0 x (n1 n2)` view of `data` cut into column ranges, each a list of its `n0`
+    /// row pieces: a few ranges per thread for balance, each a whole number of [`COLS`] blocks
+    /// wide (the last one may be narrower).
+    fn column_ranges<'a>(&self, data: &'a mut [C64]) -> Vec<Vec<&'a mut [C64]>> {
+        let n0 = self.grid.dims[0];
+        let m = data_plane(self.grid);
         let parts = (4 * rayon::current_num_threads())
             .min(m.div_ceil(COLS))
             .max(1);
@@ -198,16 +257,13 @@ impl Fft3d {
                 range.push(piece);
             }
         }
-        ranges.into_par_iter().for_each_init(
-            || StridedBuffers::new(plan),
-            |bufs, mut rows| {
-                let w = rows[0].len();
-                for c0 in (0..w).step_by(COLS) {
-                    bufs.columns(&mut rows, c0, COLS.min(w - c0), n0, plan, read, write);
-                }
-            },
-        );
+        ranges
     }
+}
+
+/// Points in one `i0` plane of `grid`.
+fn data_plane(grid: FftGrid) -> usize {
+    grid.dims[1] * grid.dims[2]
 }
 
 /// Per-thread buffers of a strided pass: a block of `COLS` contiguous lines and FFT scratch.
@@ -224,6 +280,13 @@ impl StridedBuffers {
         }
     }
 
+    /// These buffers with scratch enough for `plan` as well.
+    fn with_scratch_for(mut self, plan: &Arc<dyn Fft<f64>>) -> Self {
+        let len = plan.get_inplace_scratch_len().max(self.scratch.len());
+        self.scratch.resize(len, ZERO);
+        self
+    }
+
     /// Transform columns `c0..c0 + nc` of `rows` (`n` rows): copy them into contiguous lines
     /// (rows outside `read` as zeros), transform, copy back (rows inside `write`).
     #[allow(clippy::too_many_arguments)]
@@ -237,10 +300,25 @@ impl StridedBuffers {
         read: RowMask<'_>,
         write: RowMask<'_>,
     ) {
+        self.gather(rows, c0, nc, n, read);
+        self.transform(plan, nc * n);
+        self.scatter(rows, c0, nc, n, write);
+    }
+
+    /// Columns `c0..c0 + nc` of the `n` rows into the contiguous lines (rows outside `read`
+    /// as zeros).
+    fn gather<R: AsRef<[C64]>>(
+        &mut self,
+        rows: &[R],
+        c0: usize,
+        nc: usize,
+        n: usize,
+        read: RowMask<'_>,
+    ) {
         let lines = &mut self.lines[..nc * n];
         for (i, row) in rows.iter().enumerate() {
             if read.is_none_or(|r| r[i]) {
-                for (line, &v) in lines.chunks_exact_mut(n).zip(&row[c0..c0 + nc]) {
+                for (line, &v) in lines.chunks_exact_mut(n).zip(&row.as_ref()[c0..c0 + nc]) {
                     line[i] = v;
                 }
             } else {
@@ -249,7 +327,26 @@ impl StridedBuffers {
                 }
             }
         }
-        plan.process_with_scratch(lines, &mut self.scratch);
+    }
+
+    /// Transform the first `len` values of the lines (whole lines of `plan`'s length).
+    fn transform(&mut self, plan: &Arc<dyn Fft<f64>>, len: usize) {
+        plan.process_with_scratch(&mut self.lines[..len], &mut self.scratch);
+    }
+
+    /// Line `c` (column `c0 + c`) times the potential's column `c0 + c` of `v_rows`.
+    fn multiply(&mut self, v_rows: &[&[f64]], c0: usize, nc: usize, n: usize) {
+        let lines = &mut self.lines[..nc * n];
+        for (i, row) in v_rows.iter().enumerate() {
+            for (line, &v) in lines.chunks_exact_mut(n).zip(&row[c0..c0 + nc]) {
+                line[i] *= v;
+            }
+        }
+    }
+
+    /// The lines back into columns `c0..c0 + nc` of the rows inside `write`.
+    fn scatter(&self, rows: &mut [&mut [C64]], c0: usize, nc: usize, n: usize, write: RowMask<'_>) {
+        let lines = &self.lines[..nc * n];
         for (i, row) in rows.iter_mut().enumerate() {
             if write.is_none_or(|w| w[i]) {
                 for (line, v) in lines.chunks_exact(n).zip(&mut row[c0..c0 + nc]) {
@@ -387,22 +484,26 @@ mod tests {
                     *v = C64::new(f64::NAN, f64::NAN);
                 }
             }
+            let mut fused = sph.clone();
             fft.backward(&mut full);
             fft.backward_sphere(&mut sph, &sticks);
             for (a, b) in full.iter().zip(&sph) {
                 assert!((a - b).norm() < 1e-12, "{dims:?}: {a} vs {b}");
             }
             // Multiply by a real field and come back: compare on the sphere only.
-            for (i, (a, b)) in full.iter_mut().zip(sph.iter_mut()).enumerate() {
-                let v = 1.0 + (i as f64 * 0.01).cos();
+            let v: Vec<f64> = (0..n).map(|i| 1.0 + (i as f64 * 0.01).cos()).collect();
+            for ((a, b), v) in full.iter_mut().zip(sph.iter_mut()).zip(&v) {
                 *a *= v;
                 *b *= v;
             }
             fft.forward_unnormalized(&mut full);
             fft.forward_sphere_unnormalized(&mut sph, &sticks);
+            // The fused transform is the three steps bit for bit.
+            fft.apply_potential_sphere(&mut fused, &v, &sticks);
             for m in &millers {
                 let k = miller_to_index(dims, *m);
                 assert!((full[k] - sph[k]).norm() < 1e-10 * full[k].norm().max(1.0));
+                assert_eq!(fused[k], sph[k], "{dims:?} {m:?}");
             }
         }
     }
