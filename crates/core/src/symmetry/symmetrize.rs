@@ -308,7 +308,9 @@ impl DensitySymmetrizer {
             .zip(self.millers.par_chunks(CHUNK))
             .zip(self.mask.par_chunks(CHUNK))
             .for_each(|((acc, millers), mask)| {
-                self.accumulate(rho_g, millers, acc);
+                // Only the rows the translations keep are summed (1 in 32 of si64's).
+                let kept: Vec<usize> = (0..acc.len()).filter(|&i| mask[i]).collect();
+                self.accumulate(rho_g, millers, &kept, acc);
                 let inv = 1.0 / self.phases.len().max(1) as f64;
                 for (a, keep) in acc.iter_mut().zip(mask) {
                     *a = if *keep { *a * inv } else { ZERO };
@@ -317,19 +319,28 @@ impl DensitySymmetrizer {
         Ok(acc)
     }
 
-    /// `acc[i] = sum_r rho(W_r^T G_i) exp(-2 pi i G_i.w_r)` for the rows `millers`.
-    fn accumulate(&self, rho_g: &[Complex64], millers: &[[i32; 3]], acc: &mut [Complex64]) {
+    /// `acc[i] = sum_r rho(W_r^T G_i) exp(-2 pi i G_i.w_r)` for the rows `kept` of `millers`
+    /// (the other rows of `acc` are left as they are).
+    fn accumulate(
+        &self,
+        rho_g: &[Complex64],
+        millers: &[[i32; 3]],
+        kept: &[usize],
+        acc: &mut [Complex64],
+    ) {
         for (w, ph) in self.rotations.iter().zip(&self.phases) {
             // Every rotated row is in the sphere (checked at construction).
             let source = |m: &[i32; 3]| rho_g[self.index.member(rotate_transposed(w, *m))];
+            let rows = kept.iter().map(|&i| (i, &millers[i]));
             match ph {
                 None => {
-                    for (a, m) in acc.iter_mut().zip(millers) {
-                        *a += source(m);
+                    for (i, m) in rows {
+                        acc[i] += source(m);
                     }
                 }
                 Some(tab) => {
-                    for (a, m) in acc.iter_mut().zip(millers) {
+                    for (i, m) in rows {
+                        let a = &mut acc[i];
                         let p = tab[0][(m[0] - self.mmin[0]) as usize]
                             * tab[1][(m[1] - self.mmin[1]) as usize]
                             * tab[2][(m[2] - self.mmin[2]) as usize];
