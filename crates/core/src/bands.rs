@@ -268,10 +268,8 @@ impl BandScalar for Complex64 {
         sum_over_grid(&bands, fft.grid().len(), acc, |&b, grid, sum| {
             kpt.sticks.clear_lines(grid);
             kpt.map.place(psi.col_as_slice(b), grid);
-            fft.backward_sphere(grid, &kpt.sticks);
-            for (a, z) in sum.iter_mut().zip(grid.iter()) {
-                *a += weights[b] * z.norm_sqr();
-            }
+            let w = weights[b];
+            fft.backward_sphere_fold(grid, &kpt.sticks, sum, |a, z| *a += w * z.norm_sqr());
         });
     }
 
@@ -627,11 +625,10 @@ impl BandScalar for f64 {
                 b.map(|b| psi.col_as_slice(b)),
                 grid,
             );
-            fft.backward_sphere(grid, &kpt.sticks);
             let (wa, wb) = (weights[a], b.map_or(0.0, |b| weights[b]));
-            for (s, z) in sum.iter_mut().zip(grid.iter()) {
-                *s += wa * z.re * z.re + wb * z.im * z.im;
-            }
+            fft.backward_sphere_fold(grid, &kpt.sticks, sum, |s, z| {
+                *s += wa * z.re * z.re + wb * z.im * z.im
+            });
         });
     }
 

@@ -109,6 +109,37 @@ impl Fft3d {
         self.planes(data, &self.fwd, false, Some(sticks));
     }
 
+    /// Backward sphere transform consumed where it is made: `f(&mut out[r], f(r))` at every
+    /// point `r`, with `f(r)` what [`Fft3d::backward_sphere`] gives, bit for bit, but never
+    /// stored in `data` (whose contents are undefined afterwards). The density's sum of
+    /// `|psi|^2` reads each column block of the last axis while it is in cache.
+    pub fn backward_sphere_fold(
+        &self,
+        data: &mut [C64],
+        sticks: &Sticks,
+        out: &mut [f64],
+        f: impl Fn(&mut f64, C64) + Sync,
+    ) {
+        self.check(data);
+        assert_eq!(out.len(), data.len(), "output field has the wrong length");
+        self.planes(data, &self.inv, true, Some(sticks));
+        let n0 = self.grid.dims[0];
+        let plan = &self.inv[0];
+        let ranges = self.column_ranges(data).into_par_iter();
+        ranges.zip(self.column_ranges(out)).for_each_init(
+            || StridedBuffers::new(plan),
+            |bufs, (rows, mut out_rows)| {
+                let w = rows[0].len();
+                for c0 in (0..w).step_by(COLS) {
+                    let nc = COLS.min(w - c0);
+                    bufs.gather(&rows, c0, nc, n0, Some(&sticks.planes));
+                    bufs.transform(plan, nc * n0);
+                    bufs.fold(&mut out_rows, c0, nc, n0, &f);
+                }
+            },
+        );
+    }
+
     /// Buffers for [`Fft3d::plane_axis1`] (one set per thread).
     pub(crate) fn plane_buffers(&self) -> StridedBuffers {
         StridedBuffers::new(&self.fwd[1])
@@ -242,14 +273,14 @@ impl Fft3d {
     /// The `n0 x (n1 n2)` view of `data` cut into column ranges, each a list of its `n0`
     /// row pieces: a few ranges per thread for balance, each a whole number of [`COLS`] blocks
     /// wide (the last one may be narrower).
-    fn column_ranges<'a>(&self, data: &'a mut [C64]) -> Vec<Vec<&'a mut [C64]>> {
+    fn column_ranges<'a, T>(&self, data: &'a mut [T]) -> Vec<Vec<&'a mut [T]>> {
         let n0 = self.grid.dims[0];
         let m = data_plane(self.grid);
         let parts = (4 * rayon::current_num_threads())
             .min(m.div_ceil(COLS))
             .max(1);
         let width = m.div_ceil(parts).div_ceil(COLS) * COLS;
-        let mut ranges: Vec<Vec<&mut [C64]>> = (0..m.div_ceil(width))
+        let mut ranges: Vec<Vec<&mut [T]>> = (0..m.div_ceil(width))
             .map(|_| Vec::with_capacity(n0))
             .collect();
         for plane in data.chunks_exact_mut(m) {
@@ -340,6 +371,24 @@ impl StridedBuffers {
         for (i, row) in v_rows.iter().enumerate() {
             for (line, &v) in lines.chunks_exact_mut(n).zip(&row[c0..c0 + nc]) {
                 line[i] *= v;
+            }
+        }
+    }
+
+    /// `f(&mut out, value)` for every value of the lines and its place in columns
+    /// `c0..c0 + nc` of `out_rows`.
+    fn fold(
+        &self,
+        out_rows: &mut [&mut [f64]],
+        c0: usize,
+        nc: usize,
+        n: usize,
+        f: &impl Fn(&mut f64, C64),
+    ) {
+        let lines = &self.lines[..nc * n];
+        for (i, row) in out_rows.iter_mut().enumerate() {
+            for (line, o) in lines.chunks_exact(n).zip(&mut row[c0..c0 + nc]) {
+                f(o, line[i]);
             }
         }
     }
@@ -487,6 +536,7 @@ mod tests {
             let mut fused = sph.clone();
             fft.backward(&mut full);
             fft.backward_sphere(&mut sph, &sticks);
+            let backward = sph.clone();
             for (a, b) in full.iter().zip(&sph) {
                 assert!((a - b).norm() < 1e-12, "{dims:?}: {a} vs {b}");
             }
@@ -498,6 +548,13 @@ mod tests {
             }
             fft.forward_unnormalized(&mut full);
             fft.forward_sphere_unnormalized(&mut sph, &sticks);
+            // The folded backward transform hands on the same values.
+            let mut folded = vec![0.0; n];
+            let mut input = fused.clone();
+            fft.backward_sphere_fold(&mut input, &sticks, &mut folded, |o, z| *o += z.re - z.im);
+            for (o, z) in folded.iter().zip(&backward) {
+                assert_eq!(*o, z.re - z.im, "{dims:?}");
+            }
             // The fused transform is the three steps bit for bit.
             fft.apply_potential_sphere(&mut fused, &v, &sticks);
             for m in &millers {
