@@ -8,7 +8,9 @@
 //! all see the same machine; the fastest repetition counts, reported per transform in ms and in
 //! GFLOP/s of the nominal count `5 N log2 N` (`2.5 N log2 N` for r2c; the sphere transform is
 //! credited with the full-grid count, so its rate is an effective one). The sphere is a
-//! wavefunction sphere (semi-axes `n_i / 4`). With the feature `fftw` the same transforms of
+//! wavefunction sphere (semi-axes `n_i / 4`); `sphere+V` is the local potential's application
+//! ([`Fft3d::apply_potential_sphere`]: the sphere transforms and the product with a real field
+//! in one pass over each column block), against FFTW's complex pair without the product. With the feature `fftw` the same transforms of
 //! FFTW 3 (`FFTW_MEASURE`, one thread) are timed in the same run and the ratio ours/FFTW is
 //! shown (complex and sphere against FFTW's complex transform, r2c against FFTW's r2c).
 //! Distributed: ms per band per transform (slowest rank, fastest repetition of a backward plus
@@ -78,7 +80,7 @@ pub struct SerialRow {
     pub dims: [usize; 3],
     /// rayon threads.
     pub threads: usize,
-    /// `complex`, `sphere` or `r2c`.
+    /// `complex`, `sphere`, `sphere+V` or `r2c`.
     pub kind: &'static str,
     /// Milliseconds per transform.
     pub ms: f64,
@@ -182,6 +184,8 @@ fn serial_rows(dims: [usize; 3], threads: usize, min_time: f64) -> Vec<SerialRow
     for (i, m) in millers.iter().enumerate() {
         sph[grid.index_of(*m)] = x[i];
     }
+    let mut vdata = sph.clone();
+    let v: Vec<f64> = x.iter().map(|z| 1.0 + 0.1 * z.re).collect();
     let r2c = RealFft3d::new(grid);
     let xr: Vec<f64> = x.iter().map(|z| z.re).collect();
     let mut real = xr.clone();
@@ -203,6 +207,10 @@ fn serial_rows(dims: [usize; 3], threads: usize, min_time: f64) -> Vec<SerialRow
             })
         }),
         Box::new(|| {
+            vdata.copy_from_slice(&sph);
+            timed(|| fft.apply_potential_sphere(&mut vdata, &v, &sticks))
+        }),
+        Box::new(|| {
             real.copy_from_slice(&xr);
             timed(|| {
                 r2c.forward_unnormalized(&real, &mut half);
@@ -216,7 +224,7 @@ fn serial_rows(dims: [usize; 3], threads: usize, min_time: f64) -> Vec<SerialRow
         .map(|s| s / 2.0)
         .collect();
     let (f_c2c, f_r2c) = if with_fftw {
-        (Some(t[3]), Some(t[4]))
+        (Some(t[4]), Some(t[5]))
     } else {
         (None, None)
     };
@@ -231,7 +239,8 @@ fn serial_rows(dims: [usize; 3], threads: usize, min_time: f64) -> Vec<SerialRow
     vec![
         row("complex", t[0], flops(dims), f_c2c),
         row("sphere", t[1], flops(dims), f_c2c),
-        row("r2c", t[2], flops(dims) / 2.0, f_r2c),
+        row("sphere+V", t[2], flops(dims), f_c2c),
+        row("r2c", t[3], flops(dims) / 2.0, f_r2c),
     ]
 }
 
