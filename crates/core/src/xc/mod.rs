@@ -12,8 +12,8 @@
 //!
 //! The logarithms and exponentials of PW92 and PBE, and the cube roots of densities, are
 //! branch-free ones (`vector_math.rs`, within 2 ulp of the exact values) so that the loop over
-//! grid points vectorises; PBE, polarised or not, runs in a copy compiled for AVX2 where the CPU
-//! has it (`avx2_dispatch.rs`).
+//! grid points vectorises; PBE (polarised or not) and unpolarised PZ81 and PW92 run in a copy
+//! compiled for AVX2 where the CPU has it (`avx2_dispatch.rs`).
 //!
 //! Hybrids mix the exchange ([`ExchangeMix`], [`evaluate_scaled`]): PBE0 scales it by 1 - a
 //! (QE `pb0x`), HSE subtracts a times the short-range ωPBE exchange (QE `pbexsr`, `wpbe.rs`).
@@ -51,6 +51,7 @@
 //! multiplies by `e2 = 2` to obtain Rydberg, which is not done here.
 
 mod avx2_dispatch;
+use avx2_dispatch::avx2_dispatch;
 mod pbe;
 mod pbe_polarised;
 mod pbe_unpolarised;
@@ -361,8 +362,8 @@ pub fn evaluate_slices_scaled(
     let sr = mix.short_range;
     match vrho {
         [v] => match f {
-            Functional::LdaPz => lda_unpolarised(pz81::pz, xs, rho[0], e, v),
-            Functional::LdaPw => lda_unpolarised(pw92::pw, xs, rho[0], e, v),
+            Functional::LdaPz => lda_pz(xs, rho[0], e, v),
+            Functional::LdaPw => lda_pw(xs, rho[0], e, v),
             Functional::LdaVwn => lda_unpolarised(vwn::vwn, xs, rho[0], e, v),
             Functional::Pbe => {
                 pbe_unpolarised::evaluate((xs, sr), rho[0], sigma[0], e, v, vsigma[0])
@@ -424,7 +425,7 @@ fn lsd_potentials(rs: f64, zeta: f64, ec: f64, dec_drs: f64, dec_dz: f64) -> (f6
 }
 
 /// Unpolarised LDA (`xs` Slater + `corr`), overwriting `e` and `v`.
-#[inline]
+#[inline(always)]
 fn lda_unpolarised<C: Fn(f64) -> (f64, f64)>(
     corr: C,
     xs: f64,
@@ -433,18 +434,40 @@ fn lda_unpolarised<C: Fn(f64) -> (f64, f64)>(
     v: &mut [f64],
 ) {
     for ((&r, e), v) in rho.iter().zip(e.iter_mut()).zip(v.iter_mut()) {
+        // Branch-free: evaluated at 1 below the threshold, where the select gives 0.
         let a = r.abs();
-        if a > RHO_THRESHOLD_LDA {
-            let rs = PI34 / vector_math::cbrt(a);
-            let (ex, vx) = slater::slater(rs);
-            let (ec, vc) = corr(rs);
-            *e = (xs * ex + ec) * r;
-            *v = xs * vx + vc;
+        let keep = a > RHO_THRESHOLD_LDA;
+        let rs = PI34 / vector_math::cbrt(if keep { a } else { 1.0 });
+        let (ex, vx) = slater::slater(rs);
+        let (ec, vc) = corr(rs);
+        (*e, *v) = if keep {
+            ((xs * ex + ec) * r, xs * vx + vc)
         } else {
-            *e = 0.0;
-            *v = 0.0;
-        }
+            (0.0, 0.0)
+        };
     }
+}
+
+avx2_dispatch!(
+    /// Slater + PZ81 at every point, in the AVX2 copy where the CPU has it.
+    fn lda_pz(xs: f64, rho: &[f64], e: &mut [f64], v: &mut [f64]) => lda_pz_points
+);
+
+avx2_dispatch!(
+    /// Slater + PW92 at every point, in the AVX2 copy where the CPU has it.
+    fn lda_pw(xs: f64, rho: &[f64], e: &mut [f64], v: &mut [f64]) => lda_pw_points
+);
+
+/// [`lda_unpolarised`] with PZ81, inlined for [`lda_pz`]'s copies.
+#[inline(always)]
+fn lda_pz_points(xs: f64, rho: &[f64], e: &mut [f64], v: &mut [f64]) {
+    lda_unpolarised(pz81::pz, xs, rho, e, v)
+}
+
+/// [`lda_unpolarised`] with PW92, inlined for [`lda_pw`]'s copies.
+#[inline(always)]
+fn lda_pw_points(xs: f64, rho: &[f64], e: &mut [f64], v: &mut [f64]) {
+    lda_unpolarised(pw92::pw, xs, rho, e, v)
 }
 
 /// Polarised LDA (`xs` Slater + `corr`), overwriting `e`, `vu`, `vd`.

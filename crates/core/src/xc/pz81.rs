@@ -7,7 +7,7 @@
 //! The polarised case interpolates between the paramagnetic and ferromagnetic
 //! fits with the von Barth-Hedin `f(zeta)`.
 
-use super::{lsd_potentials, spin_interp_f};
+use super::{lsd_potentials, spin_interp_f, vector_math};
 
 struct PzParams {
     a: f64,
@@ -41,25 +41,28 @@ const PZ_P: PzParams = PzParams {
     b2: 0.2611,
 };
 
-/// `(eps_c, d eps_c / d rs)` for one parameter set.
-#[inline]
+/// `(eps_c, d eps_c / d rs)` for one parameter set (`rs > 0`). Branch-free so that a loop
+/// over grid points vectorises: both forms are evaluated and `rs < 1` picks one; the
+/// logarithm is [`vector_math::ln`]'s.
+#[inline(always)]
 fn pz_eps(rs: f64, p: &PzParams) -> (f64, f64) {
+    let lnrs = vector_math::ln(rs);
+    let ec_low = p.a * lnrs + p.b + p.c * rs * lnrs + p.d * rs;
+    let dec_low = p.a / rs + p.c * lnrs + p.c + p.d;
+    let rs12 = rs.sqrt();
+    let ox = 1.0 + p.b1 * rs12 + p.b2 * rs;
+    let dox = 0.5 * p.b1 / rs12 + p.b2;
+    let ec_high = p.gc / ox;
+    let dec_high = -ec_high * dox / ox;
     if rs < 1.0 {
-        let lnrs = rs.ln();
-        let ec = p.a * lnrs + p.b + p.c * rs * lnrs + p.d * rs;
-        let dec = p.a / rs + p.c * lnrs + p.c + p.d;
-        (ec, dec)
+        (ec_low, dec_low)
     } else {
-        let rs12 = rs.sqrt();
-        let ox = 1.0 + p.b1 * rs12 + p.b2 * rs;
-        let dox = 0.5 * p.b1 / rs12 + p.b2;
-        let ec = p.gc / ox;
-        (ec, -ec * dox / ox)
+        (ec_high, dec_high)
     }
 }
 
 /// Unpolarised PZ81 correlation: `(eps_c, v_c)`.
-#[inline]
+#[inline(always)]
 pub(super) fn pz(rs: f64) -> (f64, f64) {
     let (ec, dec) = pz_eps(rs, &PZ_U);
     (ec, ec - rs / 3.0 * dec)
