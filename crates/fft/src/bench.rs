@@ -9,10 +9,11 @@
 //! GFLOP/s of the nominal count `5 N log2 N` (`2.5 N log2 N` for r2c; the sphere transform is
 //! credited with the full-grid count, so its rate is an effective one). The sphere is a
 //! wavefunction sphere (semi-axes `n_i / 4`); `sphere+V` is the local potential's application
-//! ([`Fft3d::apply_potential_sphere`]: the sphere transforms and the product with a real field
-//! in one pass over each column block), against FFTW's complex pair without the product. With the feature `fftw` the same transforms of
-//! FFTW 3 (`FFTW_MEASURE`, one thread) are timed in the same run and the ratio ours/FFTW is
-//! shown (complex and sphere against FFTW's complex transform, r2c against FFTW's r2c).
+//! ([`Fft3d::apply_potential_sphere`]: the sphere transforms and the product with a real field,
+//! each column block of the last axis done in cache). With the feature `fftw` the same
+//! transforms of FFTW 3 (`FFTW_MEASURE`, one thread) are timed in the same run and the ratio
+//! ours/FFTW is shown (complex, sphere and sphere+V against FFTW's complex transform, without
+//! the product; r2c against FFTW's r2c).
 //! Distributed: ms per band per transform (slowest rank, fastest repetition of a backward plus
 //! a normalised forward transform of `nb` bands, or of [`PIPELINE_BLOCKS`] blocks of `nb`
 //! bands pipelined so that each block's transpose overlaps its neighbour's local work) and the

@@ -109,8 +109,8 @@ impl Fft3d {
         self.planes(data, &self.fwd, false, Some(sticks));
     }
 
-    /// Backward sphere transform consumed where it is made: `f(&mut out[r], f(r))` at every
-    /// point `r`, with `f(r)` what [`Fft3d::backward_sphere`] gives, bit for bit, but never
+    /// Backward sphere transform consumed where it is made: `f(&mut out[r], psi(r))` at every
+    /// point `r`, with `psi(r)` what [`Fft3d::backward_sphere`] gives, bit for bit, but never
     /// stored in `data` (whose contents are undefined afterwards). The density's sum of
     /// `|psi|^2` reads each column block of the last axis while it is in cache.
     pub fn backward_sphere_fold(
